@@ -1,0 +1,38 @@
+"""Every error EvoTrainer raises on purpose derives from EvoTrainerError.
+
+The CLI turns these into a one-paragraph message and a non-zero exit code; anything else is a bug.
+"""
+
+from __future__ import annotations
+
+
+class EvoTrainerError(Exception):
+    """Base class: a problem the user can act on (bad input, unreachable server, budget spent)."""
+
+
+class ConfigError(EvoTrainerError):
+    """A config file, --set override or API config value is invalid. The message names the key."""
+
+
+class DataError(EvoTrainerError):
+    """A data file is missing or malformed. The message names the file and line."""
+
+
+class LLMError(EvoTrainerError):
+    """A model backend failed (after retries). The message names the model spec or endpoint."""
+
+
+class ModelSpecError(LLMError):
+    """A model spec such as ``local:smollm2`` could not be resolved."""
+
+
+class ContextOverflowError(LLMError):
+    """A prompt does not fit in the model's context window."""
+
+
+class BudgetExceeded(EvoTrainerError):
+    """A hard cap on LLM calls or tokens was reached; work stops cleanly at the next boundary."""
+
+
+class CheckpointError(EvoTrainerError):
+    """No usable checkpoint could be read from a run directory."""

@@ -1,0 +1,68 @@
+"""LLM fakes for unit tests and throughput benchmarks. They ship with the package (like dspy's
+DummyLM) so users can test their own tasks and reward components without a model.
+
+Real calls are always explicit: nothing in EvoTrainer silently falls back to a fake.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Sequence
+
+from evotrainer.errors import LLMError
+from evotrainer.llm.base import BaseLLM, Completion, SamplingParams
+from evotrainer.types import Message
+
+
+def _approx_tokens(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+class FunctionLLM(BaseLLM):
+    """Answers with ``fn(messages, params)``. If ``fn`` raises LLMError, so does the fake (use it
+    to simulate a failing server). Counts calls in ``.calls``."""
+
+    def __init__(
+        self,
+        fn: Callable[[Sequence[Message], SamplingParams], str],
+        model_id: str = "fake:function",
+        context_size: int | None = 8192,
+    ) -> None:
+        self.fn = fn
+        self.model_id = model_id
+        self.context_size = context_size
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    def complete(self, messages: Sequence[Message], params: SamplingParams) -> Completion:
+        with self._lock:
+            self.calls += 1
+        text = self.fn(messages, params)
+        prompt = sum(_approx_tokens(m.content) for m in messages)
+        return Completion(text=text, prompt_tokens=prompt, completion_tokens=_approx_tokens(text))
+
+
+class ScriptedLLM(FunctionLLM):
+    """Replays a fixed list of answers in order (cycling if ``cycle``), or raises once exhausted."""
+
+    def __init__(self, responses: Iterable[str], cycle: bool = False, model_id: str = "fake:scripted"):
+        self._responses = list(responses)
+        self._i = 0
+        self._cycle = cycle
+        super().__init__(self._next, model_id=model_id)
+
+    def _next(self, messages: Sequence[Message], params: SamplingParams) -> str:
+        if self._i >= len(self._responses):
+            if not self._cycle or not self._responses:
+                raise LLMError(f"ScriptedLLM ran out of answers after {self._i} calls")
+            self._i = 0
+        out = self._responses[self._i]
+        self._i += 1
+        return out
+
+
+class EchoLLM(FunctionLLM):
+    """Returns the last user message (truncated): a zero-latency backend for benchmarks."""
+
+    def __init__(self, max_chars: int = 400) -> None:
+        super().__init__(lambda m, p: m[-1].content[-max_chars:], model_id="fake:echo")

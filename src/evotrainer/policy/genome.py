@@ -1,0 +1,99 @@
+"""PolicyGenome: an agent's behaviour as named text components, plus its lineage.
+
+Components (all optional but ``system``):
+- ``system``: the instruction text (the "system prompt", placed after the input, see Task.render);
+- ``examples``: few-shot examples;
+- ``template``: an output template the agent should follow.
+
+A genome's id is a hash of its text, so two policies with the same text are the same policy
+(children are deduplicated by id) whatever their lineage.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from evotrainer.types import Lineage
+
+COMPONENT_ORDER = ("system", "examples", "template")
+_HEADERS = {"examples": "Example of good output:", "template": "Use this output format:"}
+
+
+def _policy_id(components: Mapping[str, str]) -> str:
+    canon = json.dumps({k: components[k] for k in sorted(components)}, sort_keys=True)
+    return "p" + hashlib.sha1(canon.encode()).hexdigest()[:10]
+
+
+@dataclass(frozen=True)
+class PolicyGenome:
+    components: Mapping[str, str]
+    lineage: Lineage = field(default_factory=Lineage, compare=False)
+    name: str = field(default="", compare=False)  # human label, e.g. "A" for a seed
+
+    def __post_init__(self) -> None:
+        clean = {k: v.strip() for k, v in self.components.items() if v and v.strip()}
+        if "system" not in clean:
+            raise ValueError("a PolicyGenome needs a non-empty 'system' component")
+        object.__setattr__(self, "components", dict(sorted(clean.items())))
+
+    @property
+    def id(self) -> str:
+        return _policy_id(self.components)
+
+    @property
+    def system(self) -> str:
+        return self.components["system"]
+
+    def render(self) -> str:
+        """The instruction text the agent receives."""
+        parts = []
+        for key in COMPONENT_ORDER:
+            if key in self.components:
+                header = _HEADERS.get(key)
+                parts.append(f"{header}\n{self.components[key]}" if header else self.components[key])
+        extra = [k for k in self.components if k not in COMPONENT_ORDER]
+        parts.extend(self.components[k] for k in extra)
+        return "\n\n".join(parts)
+
+    def with_text(self, lineage: Lineage, **components: str) -> PolicyGenome:
+        merged = dict(self.components)
+        merged.update(components)
+        return PolicyGenome(merged, lineage=lineage)
+
+    def relabel(self, name: str) -> PolicyGenome:
+        return replace(self, name=name)
+
+    @classmethod
+    def from_text(cls, text: str, name: str = "", lineage: Lineage | None = None) -> PolicyGenome:
+        return cls({"system": text}, lineage=lineage or Lineage(), name=name)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "components": dict(self.components),
+            "lineage": {
+                "parents": list(self.lineage.parents),
+                "operator": self.lineage.operator,
+                "generation": self.lineage.generation,
+                "note": self.lineage.note,
+            },
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PolicyGenome:
+        lin = data.get("lineage") or {}
+        return cls(
+            dict(data["components"]),
+            lineage=Lineage(
+                parents=tuple(lin.get("parents", ())),
+                operator=lin.get("operator", "seed"),
+                generation=int(lin.get("generation", 0)),
+                note=lin.get("note", ""),
+            ),
+            name=data.get("name", ""),
+        )

@@ -1,0 +1,107 @@
+"""The values that flow through EvoTrainer, in data-flow order.
+
+task generator -> Instance -> (policy, LLM) -> Rollout -> reward components -> ScoreVector
+-> fitness -> selection ... -> validation -> s_val -> harness decision.
+
+All are frozen dataclasses: cheap to hash, safe to share between threads, and serialisable
+with ``dataclasses.asdict``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message sent to an LLM."""
+
+    role: str  # "system" | "user" | "assistant"
+    content: str
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One task instance: what a policy is asked to handle, plus whatever ground truth exists.
+
+    ``payload`` is task specific (for meetings: a ``Meeting``). ``length_bucket`` lets the
+    harness analyse weaknesses per input length ("short" | "medium" | "long").
+    """
+
+    id: str
+    payload: Any
+    source: str = "synthetic"  # "synthetic" | corpus name, e.g. "AMI"
+    difficulty: float | None = None
+    kind: str = "default"  # task type, for the generator's mix
+    length_bucket: str = "medium"
+
+
+@dataclass(frozen=True)
+class Rollout:
+    """The result of running one policy on one instance. ``error`` set means the call failed;
+    the output is then empty and every reward component scores it 0."""
+
+    policy_id: str
+    instance_id: str
+    output: str
+    error: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    cached: bool = False
+    truncated: bool = False  # the input was cut to fit the model's context
+
+
+@dataclass(frozen=True)
+class ComponentScore:
+    """One reward component's verdict: a score in [0, 1] and a short, human-readable reason."""
+
+    name: str
+    score: float
+    feedback: str = ""
+
+
+@dataclass(frozen=True)
+class ScoreVector:
+    """All component scores for one rollout. Weighting happens in the harness, not here, so the
+    same vector can be re-weighted by every harness variant without another LLM call."""
+
+    components: tuple[ComponentScore, ...]
+
+    def __getitem__(self, name: str) -> float:
+        for c in self.components:
+            if c.name == name:
+                return c.score
+        raise KeyError(name)
+
+    def __iter__(self) -> Iterator[ComponentScore]:
+        return iter(self.components)
+
+    def as_dict(self) -> dict[str, float]:
+        return {c.name: c.score for c in self.components}
+
+    def feedback(self) -> dict[str, str]:
+        return {c.name: c.feedback for c in self.components}
+
+
+@dataclass(frozen=True)
+class Lineage:
+    """Where a policy came from: its parents, the operator that made it, and when."""
+
+    parents: tuple[str, ...] = ()
+    operator: str = "seed"
+    generation: int = 0
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ValidationResult:
+    """Metrics of one policy on a validation set: per-instance rows and aggregates, and s_val."""
+
+    s_val: float
+    aggregates: Mapping[str, float]
+    per_instance: tuple[Mapping[str, Any], ...] = field(default=())
+    n: int = 0
+    truncation: str = ""
