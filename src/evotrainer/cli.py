@@ -1,0 +1,268 @@
+"""The command line: ``evotrainer run | resume | report | eval | generate | doctor``."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from evotrainer.errors import EvoTrainerError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+err = Console(stderr=True)
+out = Console()
+
+ModelOpt = Annotated[
+    str | None,
+    typer.Option("--model", help="local:smollm2 | local:/path/model.gguf | openai:<model>"),
+]
+BaseUrlOpt = Annotated[
+    str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint for openai: specs")
+]
+
+
+def _fail(exc: Exception) -> None:
+    err.print(f"[red]error:[/] {exc}")
+    raise typer.Exit(2)
+
+
+def _overrides(model: str | None, base_url: str | None, val_data: str | None) -> list[str]:
+    sets = []
+    if model:
+        sets.append(f"model.spec={model}")
+    if base_url:
+        sets.append(f"model.base_url={base_url}")
+    if val_data:
+        sets.append(f"validation.data={val_data}")
+    return sets
+
+
+def _observers(as_json: bool) -> list:
+    from evotrainer.run.console import ConsoleProgress
+    from evotrainer.run.events import JsonStdout
+
+    return [JsonStdout()] if as_json else [ConsoleProgress(err)]
+
+
+def _conclude(co, result, as_json: bool, report: bool) -> None:  # type: ignore[no-untyped-def]
+    s = result.summary
+    if report and co.run_dir is not None:
+        try:
+            from evotrainer.report.build import build_report
+
+            path = build_report(co.run_dir)
+            if not as_json:
+                err.print(f"report: {path}")
+        except ImportError:
+            pass
+    if as_json:
+        return
+    out.print()
+    out.print(f"[bold]initial s_val[/] {s['initial_s_val']:.4f}  ->  "
+              f"[bold]final s_val[/] {s['final_s_val']:.4f}   ({s['validation']['source']}, "
+              f"n={s['validation']['n']})")
+    out.print(f"generations {s['generations']}, outer steps {s['outer_steps']}, "
+              f"LLM calls {s['llm_calls']} ({s['runtime']['backend_calls']} to the backend), "
+              f"tokens {s['prompt_tokens'] + s['completion_tokens']}, wall {s['wall_s']:.0f}s")
+    out.print("[bold]best prompt:[/]")
+    out.print(result.best.render(), markup=False)
+    if co.run_dir is not None:
+        out.print(f"[bold]run directory:[/] {co.run_dir}")
+
+
+@app.command()
+def run(
+    config: Annotated[Path | None, typer.Option("-c", "--config", help="YAML config")] = None,
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="override: key.sub=value (repeatable)")
+    ] = None,
+    run_dir: Annotated[Path | None, typer.Option("--run-dir", help="where to write the run")] = None,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    val_data: Annotated[
+        str | None, typer.Option("--val-data", help="validation JSONL (real meetings)")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print events as JSON lines")] = False,
+) -> None:
+    """Run co-evolution (inner policy GA + outer harness evolution)."""
+    from evotrainer.coevolution import CoEvolution
+    from evotrainer.config import load_config
+
+    try:
+        cfg = load_config(config, (set_ or []) + _overrides(model, base_url, val_data))
+        rd = run_dir or Path("runs") / f"{datetime.now():%Y%m%d-%H%M%S}-seed{cfg.seed}"
+        co = CoEvolution(cfg, observers=_observers(as_json))
+        result = co.run(rd)
+        _conclude(co, result, as_json, cfg.report)
+    except EvoTrainerError as exc:
+        _fail(exc)
+
+
+@app.command()
+def resume(
+    run_dir: Annotated[Path, typer.Argument(help="a run directory")],
+    as_json: Annotated[bool, typer.Option("--json", help="print events as JSON lines")] = False,
+) -> None:
+    """Continue a run from its last intact checkpoint."""
+    from evotrainer.coevolution import CoEvolution
+
+    try:
+        co, path = CoEvolution.resume(run_dir, observers=_observers(as_json))
+        result = co.run(path)
+        _conclude(co, result, as_json, co.cfg.report)
+    except EvoTrainerError as exc:
+        _fail(exc)
+
+
+@app.command()
+def report(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> None:
+    """Write RUN_DIR/report/index.html (works on a run in progress too)."""
+    from evotrainer.report.build import build_report
+
+    try:
+        out.print(str(build_report(run_dir)))
+    except EvoTrainerError as exc:
+        _fail(exc)
+
+
+@app.command()
+def generate(
+    out_file: Annotated[Path, typer.Option("--out", help="output JSONL")],
+    difficulty: Annotated[float, typer.Option("--difficulty", min=0, max=1)] = 0.5,
+    n: Annotated[int, typer.Option("-n", min=1, help="number of meetings")] = 100,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    hostile_share: Annotated[
+        float, typer.Option("--hostile-share", min=0, max=1, help="share with planted PII/injections")
+    ] = 0.0,
+) -> None:
+    """Write synthetic meetings (with ground truth) in the shared JSONL format."""
+    import random
+
+    from evotrainer.tasks.meetings.generator import MeetingGenerator
+    from evotrainer.tasks.meetings.loader import save_meetings
+
+    gen = MeetingGenerator(hostile_share=hostile_share)
+    instances = gen.sample(n, difficulty, random.Random(seed))
+    save_meetings(out_file, [i.payload for i in instances])
+    words = sum(i.payload.word_count for i in instances) / len(instances)
+    out.print(f"wrote {n} meetings to {out_file} (L={difficulty}, mean {words:.0f} words)")
+
+
+@app.command("eval")
+def eval_(
+    data: Annotated[Path, typer.Option("--data", "--val-data", help="meetings JSONL")],
+    prompt: Annotated[str, typer.Option("--prompt", help="policy text, or a file holding it")],
+    out_file: Annotated[Path | None, typer.Option("--out", help="metrics JSON")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1)] = None,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="config override")] = None,
+) -> None:
+    """Run one policy over a data set and report validation metrics."""
+    from evotrainer.config import load_config
+    from evotrainer.evaluation.evaluator import Evaluator
+    from evotrainer.evaluation.runner import runner_for
+    from evotrainer.evaluation.validation import Validator
+    from evotrainer.llm.base import SamplingParams
+    from evotrainer.llm.budget import Budget
+    from evotrainer.llm.spec import build_backend, build_stack
+    from evotrainer.policy.genome import PolicyGenome
+    from evotrainer.tasks.registry import build_task
+
+    try:
+        cfg = load_config(None, (set_ or []) + _overrides(model, base_url, None))
+        text = Path(prompt).read_text() if Path(prompt).is_file() else prompt
+        policy = PolicyGenome.from_text(text)
+        task = build_task(cfg.task)
+        instances = task.load(data)[:limit] if limit else task.load(data)
+        stack = build_stack(build_backend(cfg.model, cfg.seed), cfg.cache, Budget())
+        sampling = SamplingParams(cfg.model.temperature, max_tokens=cfg.model.max_tokens, seed=cfg.seed)
+        evaluator = Evaluator(
+            task, stack.client, sampling, runner_for(stack.backend.model_id, cfg.model.concurrency)
+        )
+        trunc = f"{cfg.task.truncation} at {cfg.task.max_input_tokens} tokens"
+        validator = Validator(task, evaluator, instances, cfg.outer.s_val_weights, str(data), trunc)
+        t0 = time.perf_counter()
+        with err.status(f"evaluating on {len(instances)} meetings ..."):
+            res = validator.validate_one(policy)
+        wall = time.perf_counter() - t0
+    except EvoTrainerError as exc:
+        _fail(exc)
+        return
+    keys = task.validation_metric().keys
+    table = Table(title=f"{data.name}: {len(instances)} meetings, truncation {trunc}")
+    table.add_column("meeting")
+    for k in keys:
+        table.add_column(k, justify="right")
+    for row in res.per_instance:
+        table.add_row(
+            row["instance_id"] + (" *" if row["truncated"] else ""),
+            *("-" if row.get(k) is None else f"{row[k]:.3f}" for k in keys),
+        )
+    table.add_row("[bold]mean", *(f"{res.aggregates.get(k, float('nan')):.3f}" for k in keys))
+    out.print(table)
+    out.print(f"s_val {res.s_val:.4f}  (* = transcript truncated)  wall {wall:.0f}s, "
+              f"{stack.budget.backend_calls} backend calls, {stack.budget.cache_hits} cache hits")
+    if out_file:
+        doc = {
+            "data": str(data),
+            "prompt": text,
+            "model": stack.backend.model_id,
+            "truncation": trunc,
+            "s_val": res.s_val,
+            **{k: res.aggregates.get(k) for k in keys},
+            "aggregates": dict(res.aggregates),
+            "per_meeting": list(res.per_instance),
+            "budget": stack.budget.snapshot(),
+            "wall_s": round(wall, 2),
+        }
+        out_file.parent.mkdir(parents=True, exist_ok=True)
+        out_file.write_text(json.dumps(doc, indent=2))
+
+
+@app.command()
+def doctor(model: ModelOpt = None, base_url: BaseUrlOpt = None) -> None:
+    """Check the model backend: what it is, its context size, and a measured speed."""
+    from evotrainer.config import load_config
+    from evotrainer.llm.base import SamplingParams
+    from evotrainer.llm.spec import build_backend
+    from evotrainer.types import Message
+
+    try:
+        cfg = load_config(None, _overrides(model, base_url, None))
+        t0 = time.perf_counter()
+        backend = build_backend(cfg.model)
+        load_s = time.perf_counter() - t0
+        for k, v in backend.describe().items():
+            out.print(f"{k:>12}: {v}")
+        out.print(f"{'load':>12}: {load_s:.2f}s")
+        msgs = [Message("user", "List five fruits, one per line, with one sentence on each.")]
+        c = backend.complete(msgs, SamplingParams(temperature=0.0, max_tokens=96, seed=0))
+        tps = c.completion_tokens / c.latency_s if c.latency_s > 0 else float("nan")
+        out.print(f"{'generation':>12}: {c.completion_tokens} tokens in {c.latency_s:.2f}s "
+                  f"= {tps:.1f} tokens/s (prompt {c.prompt_tokens} tokens)")
+        if not c.text.strip():
+            err.print("[red]unhealthy:[/] the model returned an empty answer")
+            raise typer.Exit(1)
+        out.print("[green]healthy[/]")
+    except EvoTrainerError as exc:
+        _fail(exc)
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

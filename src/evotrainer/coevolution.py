@@ -1,0 +1,534 @@
+"""The driver: wires the inner loop (policy GA) and the outer loop (harness evolution).
+
+One generation: the current harness's generator gives a batch of instances; the inner optimiser
+asks for candidates; the evaluator runs them (instance-major) and scores every reward component;
+the harness weights turn score vectors into fitness; the optimiser is told. Every ``outer.every``
+generations: validate the best policy (s_val), maybe roll back, ask the harness optimiser for
+variants, trial each by a short inner run from a copy of the current population, validate the
+trials' best policies, tell the harness optimiser, continue from the winning trial. A checkpoint
+is written after every generation and every outer step.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evotrainer.config import RunConfig
+from evotrainer.errors import BudgetExceeded
+from evotrainer.evaluation.evaluator import Evaluator, PolicyFitness
+from evotrainer.evaluation.runner import Runner, runner_for
+from evotrainer.evaluation.validation import Validator
+from evotrainer.harness.genome import HarnessBounds, HarnessGenome
+from evotrainer.harness.reward import weighted_reward
+from evotrainer.llm.base import LLMClient, SamplingParams
+from evotrainer.llm.budget import Budget
+from evotrainer.llm.spec import LLMStack, build_backend, build_stack
+from evotrainer.loops.inner import PolicyOptimizer
+from evotrainer.loops.outer import HarnessOptimizer
+from evotrainer.loops.rng import stream
+from evotrainer.loops.weakness import WeaknessReport
+from evotrainer.policy.archive import ArchiveEntry
+from evotrainer.policy.genome import PolicyGenome
+from evotrainer.policy.seeds import seed_policies
+from evotrainer.run import events as ev
+from evotrainer.run.validation_set import resolve_validation
+from evotrainer.tasks.base import Task
+from evotrainer.tasks.registry import build_task
+from evotrainer.types import Instance, ValidationResult
+
+Observer = Callable[[ev.Event], None]
+
+
+@dataclass
+class RunResult:
+    best: PolicyGenome
+    best_s_val: float
+    summary: dict[str, Any]
+
+
+class CoEvolution:
+    """Build it from a RunConfig (and optionally your own task, LLM client or validation set);
+    call ``run()``. ``CoEvolution.resume(run_dir)`` continues a killed run."""
+
+    def __init__(
+        self,
+        config: RunConfig,
+        *,
+        task: Task | None = None,
+        llm: LLMClient | None = None,
+        observers: Sequence[Observer] = (),
+        validation: Sequence[Instance] | None = None,
+        runner: Runner | None = None,
+    ) -> None:
+        self.cfg = config
+        self.task = task or build_task(config.task)
+        budget = Budget(max_calls=config.budget.max_calls, max_tokens=config.budget.max_tokens)
+        backend = llm or build_backend(config.model, seed=config.seed)
+        self.stack: LLMStack = build_stack(backend, config.cache, budget)
+        self.observers: list[Observer] = list(observers)
+        self.sampling = SamplingParams(
+            temperature=config.model.temperature,
+            max_tokens=config.model.max_tokens,
+            seed=config.seed,
+        )
+        self.evaluator = Evaluator(
+            self.task,
+            self.stack.client,
+            self.sampling,
+            runner or runner_for(self.stack.backend.model_id, config.model.concurrency),
+        )
+        self.generator = self.task.generator()
+        if validation is None:
+            vset = resolve_validation(self.task, config.validation, config.seed)
+        else:
+            vset = resolve_validation(self.task, config.validation, config.seed, list(validation))
+        self.validation_set = vset
+        self.validator = Validator(
+            self.task,
+            self.evaluator,
+            vset.instances,
+            config.outer.s_val_weights,
+            vset.source,
+            truncation=f"{config.task.truncation} at {config.task.max_input_tokens} tokens",
+        )
+        base = HarnessGenome(
+            config.harness.difficulty, config.harness.weights, config.harness.task_mix
+        )
+        self.bounds = HarnessBounds(
+            config.harness.difficulty_bounds[0],
+            config.harness.difficulty_bounds[1],
+            config.harness.weight_max,
+        )
+        self._check_components(base)
+        space = tuple(sorted(set(base.weights) | set(config.harness.switchable)))
+        self.hopt = HarnessOptimizer(
+            config.outer, base, self.bounds, stream(config.seed, "outer"), space
+        )
+        seeds = (
+            [PolicyGenome.from_text(t, name=f"S{i}") for i, t in enumerate(config.inner.seed_prompts)]
+            if config.inner.seed_prompts
+            else seed_policies()
+        )
+        self.inner = self._new_inner(seeds)
+        self.policies: dict[str, PolicyGenome] = {}  # every policy ever made, for lineage
+        self.epoch = 0
+        self.outer_step = 0
+        self.trial_generations = 0
+        self.initial: tuple[str, float] | None = None  # (policy id, s_val)
+        self.elapsed_before = 0.0
+        self.run_dir: Path | None = None
+        self._t0 = time.perf_counter()
+        self._seq = 0
+        self._notes: list[tuple[str, dict[str, Any]]] = []  # events to emit once run() starts
+
+    # -- construction helpers -----------------------------------------------------------
+    def _new_inner(self, seeds: list[PolicyGenome]) -> PolicyOptimizer:
+        op_sampling = SamplingParams(
+            temperature=self.cfg.model.operator_temperature,
+            max_tokens=self.cfg.model.operator_max_tokens,
+            seed=self.cfg.seed,
+        )
+        return PolicyOptimizer(
+            self.cfg.inner, seeds, stream(self.cfg.seed, "inner"), self.stack.client, op_sampling
+        )
+
+    def _check_components(self, base: HarnessGenome) -> None:
+        from evotrainer.errors import ConfigError
+
+        known = set(self.evaluator.components)
+        for key, names in (
+            ("harness.weights", list(base.weights)),
+            ("harness.switchable", self.cfg.harness.switchable),
+        ):
+            unknown = [n for n in names if n not in known]
+            if unknown:
+                raise ConfigError(
+                    f"{key}: unknown reward component(s) {unknown}; known: {sorted(known)}"
+                )
+
+    def emit(self, type_: str, **data: Any) -> None:
+        event = ev.Event(type_, data)
+        for obs in self.observers:
+            obs(event)
+
+    @property
+    def budget(self) -> Budget:
+        return self.stack.budget
+
+    @property
+    def harness(self) -> HarnessGenome:
+        return self.hopt.current
+
+    # -- batches and fitness ------------------------------------------------------------
+    def batch(self, epoch: int, harness: HarnessGenome) -> list[Instance]:
+        rng = stream(self.cfg.seed, "batch", epoch)
+        return self.generator.sample(
+            self.cfg.inner.tasks_per_generation, harness.difficulty, rng, harness.task_mix
+        )
+
+    def fitness_of(
+        self, policies: Sequence[PolicyGenome], batch: Sequence[Instance], harness: HarnessGenome
+    ) -> dict[str, PolicyFitness]:
+        self.evaluator.evaluate(policies, batch)
+        for p in policies:
+            self.policies.setdefault(p.id, p)
+        return {
+            p.id: self.evaluator.fitness(
+                p.id, batch, harness.weights, worst_k=self.cfg.inner.reflect_examples
+            )
+            for p in policies
+        }
+
+    def _generation(self, opt: PolicyOptimizer, batch: list[Instance], h: HarnessGenome) -> None:
+        if self.cfg.inner.batch == "per_generation" and opt.population:
+            self.epoch += 1
+            batch[:] = self.batch(self.epoch, h)
+            opt.shrink_to_elites()
+            opt.refit(self.fitness_of(opt.population, batch, h))
+        candidates = opt.ask()
+        opt.tell(self.fitness_of(candidates, batch, h))
+
+    # -- validation ------------------------------------------------------------------------
+    def validate(self, policies: Sequence[PolicyGenome]) -> dict[str, ValidationResult]:
+        results = self.validator.validate(policies)
+        for p in policies:
+            r = results[p.id]
+            self.emit(
+                ev.VALIDATION,
+                policy_id=p.id,
+                s_val=r.s_val,
+                aggregates=dict(r.aggregates),
+                generation=self.inner.generation,
+                outer_step=self.outer_step,
+            )
+        return results
+
+    def _archive(self, policy: PolicyGenome, harness: HarnessGenome, s_val: float) -> None:
+        self.hopt.archive.add(
+            ArchiveEntry(policy, harness, s_val, self.inner.generation, self.outer_step)
+        )
+
+    # -- the run -------------------------------------------------------------------------
+    def run(self, run_dir: str | Path | None = None) -> RunResult:
+        from evotrainer.run.rundir import RunDirectory
+
+        if run_dir is not None:
+            rd = RunDirectory.open_or_create(Path(run_dir), self.cfg)
+            self.run_dir = rd.path
+            self.observers.append(rd.log)
+        for type_, data in self._notes:
+            self.emit(type_, **data)
+        self._notes = []
+        stopped = "completed"
+        try:
+            if self.initial is None:
+                self._start()
+            batch = self.batch(self.epoch, self.harness)
+            while self.inner.generation < self.cfg.inner.generations:
+                self._generation(self.inner, batch, self.harness)
+                self._emit_generation(self.inner, batch)
+                self.checkpoint()
+                g = self.inner.generation
+                if self.cfg.outer.enabled and g % self.cfg.outer.every == 0:
+                    if g < self.cfg.inner.generations:
+                        batch = self._outer_step(batch)
+                        self.checkpoint()
+        except BudgetExceeded as exc:
+            stopped = "budget"
+            self.emit(ev.BUDGET_EXHAUSTED, message=str(exc), budget=self.budget.snapshot())
+        return self._finish(stopped)
+
+    def _start(self) -> None:
+        self.emit(
+            ev.RUN_STARTED,
+            config=self.cfg.model_dump(mode="json"),
+            model=self.stack.backend.describe(),
+            run_dir=str(self.run_dir) if self.run_dir else None,
+        )
+        vs = self.validation_set
+        self.emit(ev.VALIDATION_SET, source=vs.source, n=len(vs.instances), message=vs.message)
+        if vs.synthetic:
+            self.emit(ev.WARNING, message=vs.message)
+        batch = self.batch(self.epoch, self.harness)
+        initial = self.inner.ask()
+        self.inner.tell(self.fitness_of(initial, batch, self.harness))
+        self._emit_generation(self.inner, batch)
+        best = self.inner.best()
+        s = self.validate([best])[best.id].s_val
+        self.initial = (best.id, s)
+        self._archive(best, self.harness, s)
+        self.hopt.observe(s)
+        self.checkpoint()
+
+    def _outer_step(self, batch: list[Instance]) -> list[Instance]:
+        self.outer_step += 1
+        best = self.inner.best()
+        current = self.validate([best])[best.id]
+        self._archive(best, self.harness, current.s_val)
+        rollback = self.hopt.observe(current.s_val)
+        if rollback is not None:
+            fit = self.fitness_of([rollback.policy], batch, self.harness)
+            self.inner.inject(rollback.policy, fit[rollback.policy.id])
+            self.inner.refit(self.fitness_of(self.inner.population, batch, self.harness))
+            self.emit(
+                ev.ROLLBACK,
+                to_policy=rollback.policy.id,
+                to_harness=rollback.harness.to_json(),
+                s_val=rollback.s_val,
+                from_s_val=current.s_val,
+                outer_step=self.outer_step,
+            )
+        report = self._weakness(self.inner, batch, current)
+        variants = self.hopt.ask(report)
+        trials: list[tuple[PolicyOptimizer, list[Instance]]] = []
+        for i, h in enumerate(variants):
+            opt = self.inner.clone(stream(self.cfg.seed, "trial", self.outer_step, i))
+            tb = self.batch(self.epoch + 1, h)
+            opt.shrink_to_elites()
+            opt.refit(self.fitness_of(opt.population, tb, h))
+            for _ in range(self.cfg.outer.trial_generations):
+                self._generation(opt, tb, h)
+            trials.append((opt, tb))
+        bests = [opt.best() for opt, _ in trials]
+        results = self.validate(bests)
+        s_vals = [results[b.id].s_val for b in bests]
+        for b, h, s in zip(bests, variants, s_vals, strict=True):
+            self._archive(b, h, s)
+        decision = self.hopt.tell(s_vals)
+        self.trial_generations += self.cfg.outer.trial_generations * len(variants)
+        self.inner, batch = trials[decision.index]
+        self.epoch += 1
+        self.emit(
+            ev.OUTER_STEP,
+            outer_step=self.outer_step,
+            generation=self.inner.generation,
+            weakness=report.to_json(),
+            variants=[v.to_json() for v in variants],
+            s_vals=s_vals,
+            trial_best=[b.id for b in bests],
+            chosen=decision.chosen.to_json(),
+            changed=decision.changed,
+            reason=decision.reason,
+            rollback=rollback is not None,
+        )
+        self._emit_generation(self.inner, batch)
+        return batch
+
+    def _weakness(
+        self, opt: PolicyOptimizer, batch: Sequence[Instance], v: ValidationResult
+    ) -> WeaknessReport:
+        best = opt.best()
+        fit = opt.fitness[best.id]
+        by_kind: dict[str, list[float]] = {}
+        for inst in batch:
+            rec = self.evaluator.store[(best.id, inst.id)]
+            by_kind.setdefault(inst.kind, []).append(
+                weighted_reward(rec.vector, self.harness.weights)
+            )
+        return WeaknessReport(
+            s_val=v.s_val,
+            s_val_by_length=self.validator.s_val_by_bucket(v),
+            train_reward=fit.fitness,
+            train_components=dict(fit.components),
+            validation=dict(v.aggregates),
+            reward_by_kind={k: sum(x) / len(x) for k, x in by_kind.items()},
+        )
+
+    def _emit_generation(self, opt: PolicyOptimizer, batch: Sequence[Instance]) -> None:
+        from evotrainer.report.diversity import mean_pairwise_distance
+
+        fits = [opt.fitness[p.id].fitness for p in opt.population]
+        best = opt.best()
+        self.emit(
+            ev.GENERATION,
+            generation=opt.generation,
+            best_fitness=max(fits),
+            mean_fitness=sum(fits) / len(fits),
+            best_policy=best.id,
+            best_components=dict(opt.fitness[best.id].components),
+            population=[
+                {
+                    "id": p.id,
+                    "fitness": opt.fitness[p.id].fitness,
+                    "operator": p.lineage.operator,
+                    "parents": list(p.lineage.parents),
+                }
+                for p in opt.population
+            ],
+            diversity=mean_pairwise_distance([p.render() for p in opt.population]),
+            harness=self.harness.to_json(),
+            operator_stats={k: v.as_dict() for k, v in opt.op_stats.items()},
+            batch_size=len(batch),
+            budget=self.budget.snapshot(),
+            elapsed_s=self.elapsed(),
+            total_generations=self.cfg.inner.generations,
+            last_s_val=self.hopt.s_val_history[-1] if self.hopt.s_val_history else None,
+        )
+
+    def elapsed(self) -> float:
+        return self.elapsed_before + (time.perf_counter() - self._t0)
+
+    # -- end of run ----------------------------------------------------------------------
+    def _finish(self, stopped: str) -> RunResult:
+        final_best = self.inner.best()
+        last = None
+        if stopped == "completed":
+            try:
+                last = self.validate([final_best])[final_best.id]
+                self._archive(final_best, self.harness, last.s_val)
+            except BudgetExceeded as exc:
+                stopped = "budget"
+                self.emit(ev.BUDGET_EXHAUSTED, message=str(exc), budget=self.budget.snapshot())
+        entry = self.hopt.archive.best()
+        best = entry.policy if entry else final_best
+        best_s = entry.s_val if entry else float("nan")
+        summary = self.summary(stopped, best, best_s, last)
+        if self.run_dir is not None:
+            from evotrainer.run.rundir import write_results
+
+            write_results(self, summary, best)
+        self.emit(ev.RUN_FINISHED, summary=summary)
+        return RunResult(best, best_s, summary)
+
+    def summary(
+        self,
+        stopped: str,
+        best: PolicyGenome,
+        best_s: float,
+        last: ValidationResult | None,
+    ) -> dict[str, Any]:
+        b = self.budget.snapshot()
+        init_id, init_s = self.initial or ("", float("nan"))
+        vs = self.validation_set
+        best_v = self.validator.memo.get(best.id)
+        return {
+            "stopped": stopped,
+            "initial_s_val": init_s,
+            "final_s_val": best_s,
+            "last_best_s_val": last.s_val if last else None,
+            "initial_policy": init_id,
+            "best_policy": best.id,
+            "final_aggregates": dict(best_v.aggregates) if best_v else {},
+            "initial_aggregates": dict(self.validator.memo[init_id].aggregates)
+            if init_id in self.validator.memo
+            else {},
+            "generations": self.inner.generation,
+            "outer_steps": self.outer_step,
+            "trial_generations": self.trial_generations,
+            "harness": self.harness.to_json(),
+            "validation": {
+                "source": vs.source,
+                "n": len(vs.instances),
+                "synthetic": vs.synthetic,
+                "truncation": self.validator.truncation,
+            },
+            "seed": self.cfg.seed,
+            "model": self.stack.backend.model_id,
+            "llm_calls": b["llm_calls"],
+            "prompt_tokens": b["prompt_tokens"],
+            "completion_tokens": b["completion_tokens"],
+            "runtime": {
+                k: b[k]
+                for k in (
+                    "backend_calls",
+                    "backend_tokens",
+                    "llm_seconds",
+                    "cache_hits",
+                    "cache_misses",
+                    "llm_errors",
+                )
+            },
+            "wall_s": round(self.elapsed(), 2),
+        }
+
+    # -- checkpoints ---------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "inner": self.inner.state_dict(),
+            "outer": self.hopt.state_dict(),
+            "epoch": self.epoch,
+            "outer_step": self.outer_step,
+            "trial_generations": self.trial_generations,
+            "initial": list(self.initial) if self.initial else None,
+            "budget": self.budget.snapshot(),
+            "elapsed_s": self.elapsed(),
+            "policies": {pid: p.to_json() for pid, p in self.policies.items()},
+            "validation_memo": {
+                pid: {
+                    "s_val": r.s_val,
+                    "aggregates": dict(r.aggregates),
+                    "per_instance": list(r.per_instance),
+                    "n": r.n,
+                    "truncation": r.truncation,
+                }
+                for pid, r in self.validator.memo.items()
+            },
+        }
+
+    def load_state_dict(self, s: dict[str, Any]) -> None:
+        self.inner.load_state_dict(s["inner"])
+        self.hopt.load_state_dict(s["outer"])
+        self.epoch = int(s["epoch"])
+        self.outer_step = int(s["outer_step"])
+        self.trial_generations = int(s["trial_generations"])
+        self.initial = (s["initial"][0], float(s["initial"][1])) if s["initial"] else None
+        self.budget.restore(s["budget"])
+        self.elapsed_before = float(s["elapsed_s"])
+        self._t0 = time.perf_counter()
+        self.policies = {pid: PolicyGenome.from_json(p) for pid, p in s["policies"].items()}
+        self.validator.memo = {
+            pid: ValidationResult(
+                s_val=r["s_val"],
+                aggregates=r["aggregates"],
+                per_instance=tuple(r["per_instance"]),
+                n=r["n"],
+                truncation=r["truncation"],
+            )
+            for pid, r in s["validation_memo"].items()
+        }
+
+    def checkpoint(self) -> None:
+        if self.run_dir is None:
+            return
+        from evotrainer.run.checkpoint import save_checkpoint
+
+        self._seq += 1
+        best = self.inner.best()
+        index = {
+            "generation": self.inner.generation,
+            "outer_step": self.outer_step,
+            "best_policy": best.id,
+            "best_fitness": self.inner.fitness[best.id].fitness,
+            "last_s_val": self.hopt.s_val_history[-1] if self.hopt.s_val_history else None,
+            "harness": self.harness.to_json(),
+        }
+        path = save_checkpoint(self.run_dir, self._seq, self.state_dict(), index)
+        self.emit(ev.CHECKPOINT, generation=self.inner.generation, file=path.name)
+
+    @classmethod
+    def resume(
+        cls,
+        run_dir: str | Path,
+        *,
+        task: Task | None = None,
+        llm: LLMClient | None = None,
+        observers: Sequence[Observer] = (),
+        validation: Sequence[Instance] | None = None,
+    ) -> tuple[CoEvolution, Path]:
+        from evotrainer.run.checkpoint import load_latest
+        from evotrainer.run.rundir import RunDirectory
+
+        rd = RunDirectory.open(Path(run_dir))
+        co = cls(rd.config, task=task, llm=llm, observers=observers, validation=validation)
+        state, path, warnings = load_latest(rd.path)
+        co.load_state_dict(state)
+        co._seq = int(path.stem.split("-")[1])
+        co._notes = [(ev.WARNING, {"message": w}) for w in warnings]
+        co._notes.append(
+            (ev.RUN_RESUMED, {"checkpoint": path.name, "generation": co.inner.generation})
+        )
+        return co, rd.path

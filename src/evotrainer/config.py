@@ -1,0 +1,255 @@
+"""The whole run's configuration: typed, validated, round-trips to YAML.
+
+Unknown keys are errors; every field has a documented default (the defaults are SPEC's: population
+10, 20 tasks per policy per generation, 20 inner generations, outer loop every 5, weights
+[0.5, 0.2, 0.3] over completeness/format/action_count, difficulty 0.3). ``load_config`` turns any
+validation problem into one ConfigError that names the key.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from evotrainer.errors import ConfigError
+
+DEFAULT_VAL_DATA = "../shared/data/meetings/ami-dev.jsonl"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ModelConfig(_Strict):
+    spec: str = Field(
+        "local:smollm2",
+        description="local:smollm2 | local:/path/to/model.gguf | openai:<model> (with base_url)",
+    )
+    base_url: str | None = Field(
+        None, description="endpoint of an OpenAI-compatible server; default $OPENAI_BASE_URL"
+    )
+    n_ctx: int = Field(8192, ge=512, description="context window of the embedded model (tokens)")
+    n_threads: int | None = Field(None, ge=1, description="CPU threads (embedded); None = all")
+    concurrency: int = Field(4, ge=1, description="parallel requests (HTTP backends)")
+    timeout_s: float = Field(120.0, gt=0, description="HTTP request timeout")
+    max_retries: int = Field(4, ge=0, description="HTTP retries on 429/5xx/timeouts")
+    temperature: float = Field(0.0, ge=0, le=2, description="sampling temperature of the agent")
+    max_tokens: int = Field(320, ge=16, description="max tokens of one agent answer")
+    operator_temperature: float = Field(
+        0.8, ge=0, le=2, description="temperature of LLM mutation/crossover calls"
+    )
+    operator_max_tokens: int = Field(200, ge=16, description="max tokens of one operator call")
+
+
+class CacheConfig(_Strict):
+    enabled: bool = Field(True, description="persistent request-keyed LLM response cache")
+    path: str | None = Field(
+        None, description="SQLite file; default $EVOTRAINER_CACHE_DIR or ~/.cache/evotrainer"
+    )
+
+
+class BudgetConfig(_Strict):
+    max_calls: int | None = Field(None, ge=1, description="hard cap on backend LLM calls")
+    max_tokens: int | None = Field(None, ge=1, description="hard cap on prompt+completion tokens")
+
+
+class TaskConfig(_Strict):
+    name: str = Field("meetings", description="the task plug-in (see tasks/registry.py)")
+    max_input_tokens: int = Field(
+        1536, ge=64, description="transcripts longer than this (estimated tokens) are truncated"
+    )
+    truncation: Literal["head", "head_tail", "error"] = Field(
+        "head_tail", description="how over-long transcripts are cut (or rejected)"
+    )
+    hostile_share: float = Field(
+        0.0, ge=0, le=1, description="share of generated meetings with planted injections/PII"
+    )
+
+
+class InnerConfig(_Strict):
+    population: int = Field(10, ge=2, description="policies per generation")
+    elites: int = Field(4, ge=1, description="best policies kept unchanged each generation")
+    tasks_per_generation: int = Field(20, ge=1, description="training instances per policy")
+    generations: int = Field(20, ge=1, description="inner generations in the whole run")
+    batch: Literal["per_epoch", "per_generation"] = Field(
+        "per_epoch",
+        description="draw a new task batch once per harness epoch (elites keep their scores) "
+        "or every generation (everyone re-evaluated)",
+    )
+    tournament_size: int = Field(3, ge=1, description="parent selection: tournament size")
+    operators: dict[str, float] | None = Field(
+        None, description="operator name -> choice weight; None = built-in defaults"
+    )
+    max_prompt_chars: int = Field(1500, ge=50, description="longer children are shortened")
+    reflect_examples: int = Field(3, ge=1, description="worst examples shown to reflection")
+    seed_prompts: list[str] | None = Field(
+        None, description="your own seed policies; None = the task's seeds (A, B, C)"
+    )
+
+    @model_validator(mode="after")
+    def _elites_fit(self) -> InnerConfig:
+        if self.elites >= self.population:
+            raise ValueError(
+                f"elites ({self.elites}) must be smaller than population ({self.population})"
+            )
+        return self
+
+
+class OuterConfig(_Strict):
+    enabled: bool = Field(True, description="evolve the harness (False = inner GA alone)")
+    every: int = Field(5, ge=1, description="an outer step every N inner generations")
+    variants: int = Field(3, ge=1, description="harness variants proposed per outer step")
+    include_incumbent: bool = Field(
+        True, description="also trial the unchanged harness, so change must earn its place"
+    )
+    trial_generations: int = Field(1, ge=1, description="inner generations per variant trial")
+    optimizer: Literal["gaussian", "cma"] = Field(
+        "gaussian", description="weight perturbation: smoothed Gaussian step or CMA-ES"
+    )
+    weight_sigma: float = Field(0.1, gt=0, le=1, description="std of weight perturbations")
+    momentum: float = Field(0.5, ge=0, lt=1, description="share of the last accepted step reused")
+    difficulty_step: float = Field(0.1, gt=0, le=0.5, description="how far L moves per step")
+    rollback_patience: int = Field(2, ge=1, description="roll back after N falls of s_val")
+    reset_every: int | None = Field(
+        None, ge=1, description="reset the reward weights to the base every N outer steps"
+    )
+    s_val_weights: dict[str, float] = Field(
+        default_factory=lambda: {"rougeL": 0.5, "action_item_f1": 0.5},
+        description="s_val = weighted mean of these validation aggregates",
+    )
+
+    @field_validator("s_val_weights")
+    @classmethod
+    def _positive(cls, v: dict[str, float]) -> dict[str, float]:
+        if not v or any(w < 0 for w in v.values()) or sum(v.values()) <= 0:
+            raise ValueError("needs at least one metric and non-negative weights with sum > 0")
+        return v
+
+
+class HarnessConfig(_Strict):
+    difficulty: float = Field(0.3, ge=0, le=1, description="initial generator difficulty L")
+    weights: dict[str, float] = Field(
+        default_factory=lambda: {"completeness": 0.5, "format": 0.2, "action_count": 0.3},
+        description="initial reward weights by component (others start off)",
+    )
+    task_mix: dict[str, float] | None = Field(
+        None, description="initial mix of task kinds; None = uniform"
+    )
+    switchable: list[str] = Field(
+        default_factory=lambda: ["owner_accuracy", "conciseness", "faithfulness"],
+        description="extra reward components the outer loop may switch on",
+    )
+    difficulty_bounds: tuple[float, float] = Field(
+        (0.0, 1.0), description="hard bounds no harness variant may leave"
+    )
+    weight_max: float = Field(1.0, gt=0, le=1, description="hard cap on one normalised weight")
+
+    @field_validator("weights")
+    @classmethod
+    def _weights_ok(cls, v: dict[str, float]) -> dict[str, float]:
+        bad = {k: w for k, w in v.items() if w < 0}
+        if bad:
+            raise ValueError(f"weights must be >= 0, got {bad}")
+        if sum(v.values()) <= 0:
+            raise ValueError("at least one weight must be > 0")
+        return v
+
+    @model_validator(mode="after")
+    def _bounds_ok(self) -> HarnessConfig:
+        lo, hi = self.difficulty_bounds
+        if not 0 <= lo <= hi <= 1:
+            raise ValueError(f"difficulty_bounds must satisfy 0 <= lo <= hi <= 1, got {lo, hi}")
+        if not lo <= self.difficulty <= hi:
+            raise ValueError(f"difficulty {self.difficulty} is outside difficulty_bounds")
+        return self
+
+
+class ValidationConfig(_Strict):
+    data: str | None = Field(
+        DEFAULT_VAL_DATA,
+        description="JSONL file of real meetings with references; if absent, a held-out "
+        "synthetic set is used instead (and the run says so)",
+    )
+    limit: int | None = Field(5, ge=1, description="use the first N meetings (None = all)")
+    synthetic_size: int = Field(8, ge=1, description="size of the synthetic fallback set")
+
+
+class RunConfig(_Strict):
+    seed: int = Field(0, description="master seed of every random choice")
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    cache: CacheConfig = Field(default_factory=CacheConfig)
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    task: TaskConfig = Field(default_factory=TaskConfig)
+    inner: InnerConfig = Field(default_factory=InnerConfig)
+    outer: OuterConfig = Field(default_factory=OuterConfig)
+    harness: HarnessConfig = Field(default_factory=HarnessConfig)
+    validation: ValidationConfig = Field(default_factory=ValidationConfig)
+    report: bool = Field(True, description="write the HTML report when the run ends")
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
+
+
+def _format_errors(exc: ValidationError, source: str) -> str:
+    lines = []
+    for err in exc.errors():
+        key = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key"
+        lines.append(f"{key}: {msg}")
+    return f"invalid config ({source}):\n  " + "\n  ".join(lines)
+
+
+def _parse_value(raw: str) -> Any:
+    try:
+        return yaml.safe_load(raw)
+    except yaml.YAMLError:
+        return raw
+
+
+def apply_override(data: dict[str, Any], assignment: str) -> None:
+    """Apply one ``key.sub=value`` override (value parsed as YAML) to a nested dict."""
+    if "=" not in assignment:
+        raise ConfigError(f"--set expects key=value, got {assignment!r}")
+    key, raw = assignment.split("=", 1)
+    parts = key.strip().split(".")
+    node = data
+    for p in parts[:-1]:
+        child = node.setdefault(p, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"--set {key}: {p!r} is not a section")
+        node = child
+    node[parts[-1]] = _parse_value(raw)
+
+
+def config_from_dict(data: dict[str, Any], source: str = "config") -> RunConfig:
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_errors(exc, source)) from None
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> RunConfig:
+    """Read a YAML config (or start from the defaults) and apply ``--set`` overrides."""
+    data: dict[str, Any] = {}
+    source = "defaults"
+    if path is not None:
+        p = Path(path)
+        if not p.is_file():
+            raise ConfigError(f"config file not found: {p}")
+        try:
+            loaded = yaml.safe_load(p.read_text()) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{p}: not valid YAML: {exc}") from None
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{p}: the top level must be a mapping of sections")
+        data, source = loaded, str(p)
+    for assignment in overrides or []:
+        apply_override(data, assignment)
+    if overrides:
+        source += " + --set " + " ".join(overrides)
+    return config_from_dict(data, source)

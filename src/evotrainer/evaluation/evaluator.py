@@ -1,0 +1,134 @@
+"""The evaluator: (policies x instances) -> rollouts -> score vectors, memoised.
+
+Jobs run instance-major (every policy on instance 1, then instance 2 ...) so a backend that keeps
+the previous prompt's KV cache prefills each instance once for the whole population. A failed
+request never raises out: its rollout carries the error and scores 0 on every component. Only
+BudgetExceeded propagates, so a run can stop cleanly at a boundary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from evotrainer.errors import BudgetExceeded, EvoTrainerError
+from evotrainer.evaluation.runner import Runner, SerialRunner
+from evotrainer.harness.reward import score_rollout, weighted_reward
+from evotrainer.llm.base import LLMClient, SamplingParams
+from evotrainer.policy.genome import PolicyGenome
+from evotrainer.tasks.base import RewardComponent, Task
+from evotrainer.types import Instance, Rollout, ScoreVector
+
+
+@dataclass(frozen=True)
+class EvalRecord:
+    rollout: Rollout
+    vector: ScoreVector
+
+
+@dataclass(frozen=True)
+class PolicyFitness:
+    """A policy's fitness on a batch under given weights, with what reflection needs."""
+
+    policy_id: str
+    fitness: float
+    components: Mapping[str, float]
+    n: int
+    errors: int
+    feedback: str = ""
+
+
+class Evaluator:
+    def __init__(
+        self,
+        task: Task,
+        llm: LLMClient,
+        sampling: SamplingParams,
+        runner: Runner | None = None,
+        components: Mapping[str, RewardComponent] | None = None,
+    ) -> None:
+        self.task = task
+        self.llm = llm
+        self.sampling = sampling
+        self.runner = runner or SerialRunner()
+        self.components = dict(components or task.reward_components())
+        self.store: dict[tuple[str, str], EvalRecord] = {}
+
+    # -- rollouts -------------------------------------------------------------------------
+    def rollout(self, policy: PolicyGenome, instance: Instance) -> Rollout:
+        try:
+            messages, truncated = self.task.render(policy.render(), instance)
+            c = self.llm.complete(messages, self.sampling)
+        except BudgetExceeded:
+            raise
+        except EvoTrainerError as exc:
+            return Rollout(policy.id, instance.id, "", error=f"{type(exc).__name__}: {exc}")
+        return Rollout(
+            policy.id,
+            instance.id,
+            c.text,
+            prompt_tokens=c.prompt_tokens,
+            completion_tokens=c.completion_tokens,
+            latency_s=c.latency_s,
+            cached=c.cached,
+            truncated=truncated,
+        )
+
+    def _job(self, job: tuple[PolicyGenome, Instance]) -> EvalRecord:
+        policy, instance = job
+        r = self.rollout(policy, instance)
+        parsed = None
+        if r.error is None:
+            try:
+                parsed = self.task.parse(r.output)
+            except Exception as exc:  # noqa: BLE001 - a parser bug scores 0, never crashes
+                r = Rollout(r.policy_id, r.instance_id, r.output, error=f"parse error: {exc}")
+        return EvalRecord(r, score_rollout(self.components, instance, r, parsed))
+
+    def evaluate(
+        self, policies: Sequence[PolicyGenome], instances: Sequence[Instance]
+    ) -> dict[tuple[str, str], EvalRecord]:
+        """Run every (policy, instance) pair not already in the store; return all pairs."""
+        unique = {p.id: p for p in policies}
+        jobs = [
+            (p, inst)
+            for inst in instances
+            for p in unique.values()
+            if (p.id, inst.id) not in self.store
+        ]
+        for (p, inst), rec in zip(jobs, self.runner.map(self._job, jobs), strict=True):
+            self.store[(p.id, inst.id)] = rec
+        return {(p.id, i.id): self.store[(p.id, i.id)] for p in unique.values() for i in instances}
+
+    # -- fitness --------------------------------------------------------------------------
+    def fitness(
+        self,
+        policy_id: str,
+        instances: Sequence[Instance],
+        weights: Mapping[str, float],
+        worst_k: int = 3,
+    ) -> PolicyFitness:
+        """Mean weighted reward of stored rollouts (no LLM calls): re-weighting is free."""
+        recs = [(i, self.store[(policy_id, i.id)]) for i in instances]
+        rewards = [weighted_reward(r.vector, weights) for _, r in recs]
+        n = len(recs)
+        comps: dict[str, float] = {}
+        for name in self.components:
+            comps[name] = sum(r.vector[name] for _, r in recs) / n if n else 0.0
+        order = sorted(range(n), key=lambda j: rewards[j])[:worst_k]
+        lines = []
+        for j in order:
+            inst, rec = recs[j]
+            fb = "; ".join(
+                f"{c.name}: {c.feedback}" for c in rec.vector if weights.get(c.name, 0) > 0
+            )
+            excerpt = " ".join(rec.rollout.output.split())[:160]
+            lines.append(f"- reward {rewards[j]:.2f} ({fb}). Output began: {excerpt!r}")
+        return PolicyFitness(
+            policy_id=policy_id,
+            fitness=sum(rewards) / n if n else 0.0,
+            components=comps,
+            n=n,
+            errors=sum(1 for _, r in recs if r.rollout.error),
+            feedback="\n".join(lines),
+        )

@@ -1,0 +1,93 @@
+"""Meta-evaluation: a policy on the fixed validation set -> per-meeting metrics -> s_val.
+
+s_val is the harness's fitness (the meta-objective). Results are memoised by policy id, so a
+policy validated once (e.g. the incumbent best, or a trial that did not change the best) costs
+nothing the second time; several policies are validated instance-major for prefix reuse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from evotrainer.evaluation.evaluator import Evaluator
+from evotrainer.policy.genome import PolicyGenome
+from evotrainer.tasks.base import Task
+from evotrainer.types import Instance, ValidationResult
+
+
+def combine_s_val(aggregates: Mapping[str, float], weights: Mapping[str, float]) -> float:
+    """Weighted mean over the metrics present (weights of missing metrics are renormalised)."""
+    present = {k: w for k, w in weights.items() if k in aggregates and w > 0}
+    total = sum(present.values())
+    if total <= 0:
+        return 0.0
+    return sum(w * float(aggregates[k]) for k, w in present.items()) / total
+
+
+class Validator:
+    def __init__(
+        self,
+        task: Task,
+        evaluator: Evaluator,
+        instances: Sequence[Instance],
+        s_val_weights: Mapping[str, float],
+        source: str,
+        truncation: str = "",
+    ) -> None:
+        self.task = task
+        self.evaluator = evaluator
+        self.instances = list(instances)
+        self.weights = dict(s_val_weights)
+        self.source = source
+        self.truncation = truncation
+        self.metric = task.validation_metric()
+        self.memo: dict[str, ValidationResult] = {}
+
+    def validate(self, policies: Sequence[PolicyGenome]) -> dict[str, ValidationResult]:
+        todo = [p for p in {p.id: p for p in policies}.values() if p.id not in self.memo]
+        if todo:
+            records = self.evaluator.evaluate(todo, self.instances)
+            for p in todo:
+                rows: list[dict[str, Any]] = []
+                for inst in self.instances:
+                    rec = records[(p.id, inst.id)]
+                    r = rec.rollout
+                    parsed = self.task.parse(r.output) if r.error is None else None
+                    try:
+                        metrics = self.metric.score(inst, r.output, parsed)
+                    except Exception as exc:  # noqa: BLE001 - a metric bug scores 0
+                        metrics = {k: 0.0 for k in self.metric.keys}
+                        metrics["error"] = f"metric error: {exc}"  # type: ignore[assignment]
+                    rows.append(
+                        {
+                            "instance_id": inst.id,
+                            "length_bucket": inst.length_bucket,
+                            "truncated": r.truncated,
+                            "error": r.error,
+                            "output": r.output,
+                            "rewards": rec.vector.as_dict(),
+                            **metrics,
+                        }
+                    )
+                agg = self.metric.aggregate(rows)
+                self.memo[p.id] = ValidationResult(
+                    s_val=combine_s_val(agg, self.weights),
+                    aggregates=agg,
+                    per_instance=tuple(rows),
+                    n=len(rows),
+                    truncation=self.truncation,
+                )
+        return {p.id: self.memo[p.id] for p in policies}
+
+    def validate_one(self, policy: PolicyGenome) -> ValidationResult:
+        return self.validate([policy])[policy.id]
+
+    def s_val_by_bucket(self, result: ValidationResult) -> dict[str, float]:
+        buckets: dict[str, list[Mapping[str, Any]]] = {}
+        for row in result.per_instance:
+            buckets.setdefault(row["length_bucket"], []).append(row)
+        return {
+            b: combine_s_val(self.metric.aggregate(rows), self.weights)
+            for b, rows in buckets.items()
+        }

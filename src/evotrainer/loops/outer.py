@@ -1,0 +1,287 @@
+"""The outer loop: harness evolution as an ask/tell optimiser.
+
+    hopt.observe(s_val_of_current_best)   # may trigger a rollback (returns the archive entry)
+    variants = hopt.ask(weakness_report)  # incumbent + steered + perturbed variants
+    ... trial inner run + s_val for each variant (the driver does this) ...
+    decision = hopt.tell(s_vals)          # keep the variant with the highest s_val
+
+Proposals: a *steered* variant from the weakness analysis (weight moved away from a suspected
+gamed component, L moved by the length analysis, mix tilted to the weakest kind) and random
+variants: a smoothed Gaussian step with momentum (heavy ball: centred on the current weights plus
+``momentum`` x the last accepted step) or CMA-ES (``cma``). Every variant is pushed inside the
+hard bounds. Rollback: when s_val has fallen ``rollback_patience`` times in a row or oscillates
+(sign of the change alternates over the last 4 steps), return to the best archived pair, zero
+the momentum and widen the next search (a different branch). Reset: every ``reset_every`` steps
+the weights go back to the base reward before proposing (curriculum).
+"""
+
+from __future__ import annotations
+
+import base64
+import pickle
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evotrainer.config import OuterConfig
+from evotrainer.harness.genome import HarnessBounds, HarnessGenome
+from evotrainer.loops.rng import rng_from_state, rng_state
+from evotrainer.loops.weakness import WeaknessReport
+from evotrainer.policy.archive import Archive, ArchiveEntry
+
+OSCILLATION_EPS = 0.005
+
+
+@dataclass(frozen=True)
+class HarnessDecision:
+    chosen: HarnessGenome
+    index: int
+    s_val: float
+    changed: bool
+    reason: str
+
+
+@dataclass
+class HarnessOptimizer:
+    cfg: OuterConfig
+    base: HarnessGenome
+    bounds: HarnessBounds
+    rng: random.Random
+    space: tuple[str, ...]  # components the harness may weight (active ones + switchable)
+    current: HarnessGenome = field(init=False)
+    velocity: dict[str, float] = field(default_factory=dict)
+    step: int = 0
+    s_val_history: list[float] = field(default_factory=list)
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    archive: Archive = field(default_factory=Archive)
+    explore: float = 1.0
+    pending: list[HarnessGenome] = field(default_factory=list)
+    _cma: Any = None
+
+    def __post_init__(self) -> None:
+        self.base = self.base.bounded(self.bounds)
+        self.current = self.base
+
+    # -- observe / ask / tell ------------------------------------------------------------
+    def observe(self, s_val: float) -> ArchiveEntry | None:
+        """Record the s_val of the current best; return the archive entry to roll back to, if
+        s_val keeps falling or oscillates (the caller restores its policy)."""
+        self.s_val_history.append(s_val)
+        h = self.s_val_history
+        deltas = [b - a for a, b in zip(h, h[1:], strict=False)]
+        r = self.cfg.rollback_patience
+        falling = len(deltas) >= r and all(d < 0 for d in deltas[-r:])
+        last4 = deltas[-4:]
+        oscillating = len(last4) == 4 and all(
+            abs(d) > OSCILLATION_EPS and (d > 0) != (e > 0)
+            for d, e in zip(last4, last4[1:], strict=False)
+        )
+        best = self.archive.best()
+        if (falling or oscillating) and best is not None and best.s_val > s_val:
+            self.current = HarnessGenome(
+                best.harness.difficulty,
+                best.harness.weights,
+                best.harness.task_mix,
+                operator="rollback",
+                parent=self.current.id,
+                note="s_val falling" if falling else "s_val oscillating",
+            ).bounded(self.bounds)
+            self.velocity = {}
+            self.explore = 1.5
+            self.s_val_history.append(best.s_val)  # the restored point is the new reference
+            return best
+        return None
+
+    def ask(self, report: WeaknessReport) -> list[HarnessGenome]:
+        self.step += 1
+        if self.cfg.reset_every and self.step % self.cfg.reset_every == 0:
+            self.current = HarnessGenome(
+                self.current.difficulty,
+                self.base.weights,
+                self.current.task_mix,
+                operator="reset",
+                parent=self.current.id,
+                note=f"periodic reset at outer step {self.step}",
+            )
+            self.velocity = {}
+        variants: list[HarnessGenome] = [self.current] if self.cfg.include_incumbent else []
+        ids = {v.id for v in variants}
+
+        def add(v: HarnessGenome) -> None:
+            v = v.bounded(self.bounds)
+            if v.id not in ids:
+                ids.add(v.id)
+                variants.append(v)
+
+        target = len(variants) + self.cfg.variants
+        add(self._steered(report))
+        for p in self._perturbations(self.cfg.variants * 3):
+            if len(variants) >= target:
+                break
+            add(p)
+        self.pending = variants
+        return list(variants)
+
+    def tell(self, s_vals: Sequence[float]) -> HarnessDecision:
+        if len(s_vals) != len(self.pending):
+            raise ValueError(f"tell() got {len(s_vals)} scores for {len(self.pending)} variants")
+        idx = max(range(len(s_vals)), key=lambda i: (s_vals[i], -i))  # ties: earliest
+        chosen = self.pending[idx]
+        changed = chosen.id != self.current.id
+        if self._cma is not None:
+            self._tell_cma(s_vals)
+        if changed:
+            step = {
+                k: chosen.weights.get(k, 0.0) - self.current.weights.get(k, 0.0) for k in self.space
+            }
+            self.velocity = step
+        else:
+            self.velocity = {k: v * self.cfg.momentum for k, v in self.velocity.items()}
+        self.explore = 1.0
+        reason = (
+            f"variant {idx} ({chosen.operator}) had the best s_val {s_vals[idx]:.4f}"
+            if changed
+            else f"kept the incumbent (s_val {s_vals[idx]:.4f})"
+        )
+        self.decisions.append(
+            {
+                "step": self.step,
+                "chosen": chosen.to_json(),
+                "s_vals": list(s_vals),
+                "variants": [v.to_json() for v in self.pending],
+                "reason": reason,
+            }
+        )
+        self.current = chosen
+        self.pending = []
+        return HarnessDecision(chosen, idx, float(s_vals[idx]), changed, reason)
+
+    # -- proposals ------------------------------------------------------------------------
+    def _weights_over_space(self) -> dict[str, float]:
+        return {k: float(self.current.weights.get(k, 0.0)) for k in self.space}
+
+    def _steered(self, report: WeaknessReport) -> HarnessGenome:
+        w = self._weights_over_space()
+        notes = []
+        gamed = report.gamed(w)
+        for comp in gamed:
+            moved = w[comp] / 2
+            w[comp] -= moved
+            others = [k for k in self.space if k not in gamed and k != "format"]
+            receivers = [k for k in others if w[k] == 0 and k == "owner_accuracy"] or [
+                k for k in others if w[k] > 0
+            ]
+            for k in receivers:
+                w[k] += moved / len(receivers)
+            notes.append(f"halved {comp} (saturated in training, low on validation)")
+        direction = report.difficulty_direction()
+        diff = self.current.difficulty + direction * self.cfg.difficulty_step
+        if direction:
+            notes.append(f"L {'up' if direction > 0 else 'down'}")
+        mix = dict(self.current.task_mix) if self.current.task_mix else None
+        weak = report.weakest_kind()
+        if weak is not None:
+            mix = mix or dict.fromkeys(report.reward_by_kind, 1.0)
+            mix[weak] = mix.get(weak, 1.0) * 1.5
+            notes.append(f"more '{weak}' tasks")
+        return HarnessGenome(
+            diff, w, mix, operator="steer", parent=self.current.id, note="; ".join(notes)
+        )
+
+    def _perturbations(self, n: int) -> list[HarnessGenome]:
+        if self.cfg.optimizer == "cma":
+            return self._ask_cma(n)
+        out = []
+        sigma = self.cfg.weight_sigma * self.explore
+        for _ in range(n):
+            w = self._weights_over_space()
+            for k in self.space:
+                if w[k] > 0:
+                    w[k] += self.cfg.momentum * self.velocity.get(k, 0.0)
+                    w[k] += self.rng.gauss(0.0, sigma)
+                elif self.rng.random() < 0.15:
+                    w[k] = 0.05 + abs(self.rng.gauss(0.0, sigma))
+            active = [k for k in self.space if w[k] > 0]
+            if len(active) > 2 and self.rng.random() < 0.1:
+                w[self.rng.choice(active)] = 0.0
+            w = {k: max(0.0, v) for k, v in w.items()}
+            if sum(w.values()) <= 0:
+                w = self._weights_over_space()
+            dl = self.rng.choice([-1, 0, 0, 1]) * self.cfg.difficulty_step / 2
+            out.append(
+                HarnessGenome(
+                    self.current.difficulty + dl,
+                    w,
+                    self.current.task_mix,
+                    operator="gaussian",
+                    parent=self.current.id,
+                )
+            )
+        return out
+
+    def _ask_cma(self, n: int) -> list[HarnessGenome]:
+        import cma  # lazy: optional strategy
+
+        if self._cma is None:
+            x0 = [self._weights_over_space()[k] for k in self.space]
+            self._cma = cma.CMAEvolutionStrategy(
+                x0,
+                self.cfg.weight_sigma,
+                {
+                    "bounds": [0, 1],
+                    "popsize": self.cfg.variants,
+                    "seed": self.rng.randrange(1, 2**31),
+                    "verbose": -9,
+                },
+            )
+        self._cma_x = self._cma.ask()
+        return [
+            HarnessGenome(
+                self.current.difficulty,
+                {k: float(v) for k, v in zip(self.space, x, strict=True)},
+                self.current.task_mix,
+                operator="cma",
+                parent=self.current.id,
+            )
+            for x in self._cma_x
+        ]
+
+    def _tell_cma(self, s_vals: Sequence[float]) -> None:
+        ids = [v.id for v in self.pending]
+        scores = []
+        for x in self._cma_x:
+            v = HarnessGenome(
+                self.current.difficulty,
+                {k: float(a) for k, a in zip(self.space, x, strict=True)},
+                self.current.task_mix,
+            ).bounded(self.bounds)
+            # a proposal that was deduplicated away is scored like its twin, else neutral
+            scores.append(-s_vals[ids.index(v.id)] if v.id in ids else 0.0)
+        self._cma.tell(self._cma_x, scores)
+
+    # -- checkpoint -----------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "current": self.current.to_json(),
+            "velocity": self.velocity,
+            "step": self.step,
+            "s_val_history": self.s_val_history,
+            "decisions": self.decisions,
+            "archive": self.archive.to_json(),
+            "explore": self.explore,
+            "rng": rng_state(self.rng),
+            "cma": base64.b64encode(pickle.dumps(self._cma)).decode() if self._cma else None,
+        }
+
+    def load_state_dict(self, s: dict[str, Any]) -> None:
+        self.current = HarnessGenome.from_json(s["current"])
+        self.velocity = dict(s["velocity"])
+        self.step = int(s["step"])
+        self.s_val_history = list(s["s_val_history"])
+        self.decisions = list(s["decisions"])
+        self.archive = Archive.from_json(s["archive"])
+        self.explore = float(s["explore"])
+        self.rng = rng_from_state(s["rng"])
+        self._cma = pickle.loads(base64.b64decode(s["cma"])) if s.get("cma") else None
+        self.pending = []

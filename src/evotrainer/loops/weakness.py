@@ -1,0 +1,71 @@
+"""Weakness analysis: what the outer loop looks at before it proposes harness variants.
+
+- gaming: a reward component the best policy saturates in training while the validation metric
+  that component stands for stays low (e.g. action_count ~1 but action-item F1 ~0) is suspected
+  of being gamed; the steered variant moves weight away from it.
+- length: s_val per validation length bucket; when long inputs are clearly worse than short ones,
+  raise the difficulty L; when the training reward saturates, raise L; when it is very low, lower it.
+- kind: the task kind where the best policy earns least gets more of the mix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+# which validation aggregate each reward component is a proxy for (task-agnostic defaults for
+# the meeting task; components absent here are never flagged)
+PROXY_OF: dict[str, str] = {
+    "action_count": "action_item_f1",
+    "owner_accuracy": "action_item_f1",
+    "completeness": "rougeL",
+    "format": "rougeL",
+}
+SATURATED = 0.8
+LOW_EXTERNAL = 0.3
+
+
+@dataclass(frozen=True)
+class WeaknessReport:
+    s_val: float
+    s_val_by_length: Mapping[str, float]
+    train_reward: float
+    train_components: Mapping[str, float]
+    validation: Mapping[str, float]
+    reward_by_kind: Mapping[str, float] = field(default_factory=dict)
+
+    def gamed(self, weights: Mapping[str, float]) -> list[str]:
+        out = []
+        for comp, metric in PROXY_OF.items():
+            if weights.get(comp, 0) <= 0 or metric not in self.validation:
+                continue
+            if (
+                self.train_components.get(comp, 0) >= SATURATED
+                and self.validation[metric] < LOW_EXTERNAL
+            ):
+                out.append(comp)
+        return out
+
+    def difficulty_direction(self) -> int:
+        b = self.s_val_by_length
+        if "short" in b and "long" in b and b["long"] < b["short"] - 0.05:
+            return +1
+        if self.train_reward >= 0.9:
+            return +1
+        if self.train_reward < 0.3:
+            return -1
+        return 0
+
+    def weakest_kind(self) -> str | None:
+        if len(self.reward_by_kind) < 2:
+            return None
+        return min(self.reward_by_kind, key=lambda k: (self.reward_by_kind[k], k))
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "s_val": self.s_val,
+            "s_val_by_length": dict(self.s_val_by_length),
+            "train_reward": self.train_reward,
+            "train_components": dict(self.train_components),
+            "reward_by_kind": dict(self.reward_by_kind),
+        }

