@@ -228,6 +228,16 @@ def eval_(
 
 
 @app.command()
+def config(
+    markdown: Annotated[bool, typer.Option("--markdown", help="the reference as markdown")] = False,
+) -> None:
+    """Print the default configuration (YAML), or the configuration reference."""
+    from evotrainer.config import RunConfig, reference_markdown
+
+    print(reference_markdown() if markdown else RunConfig().to_yaml(), end="")
+
+
+@app.command()
 def doctor(model: ModelOpt = None, base_url: BaseUrlOpt = None) -> None:
     """Check the model backend: what it is, its context size, and a measured speed."""
     from evotrainer.config import load_config

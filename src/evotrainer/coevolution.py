@@ -149,6 +149,13 @@ class CoEvolution:
                 raise ConfigError(
                     f"{key}: unknown reward component(s) {unknown}; known: {sorted(known)}"
                 )
+        from evotrainer.operators.registry import OPERATORS
+
+        unknown_ops = sorted(set(self.cfg.inner.operators or {}) - set(OPERATORS))
+        if unknown_ops:
+            raise ConfigError(
+                f"inner.operators: unknown operator(s) {unknown_ops}; known: {sorted(OPERATORS)}"
+            )
 
     def emit(self, type_: str, **data: Any) -> None:
         event = ev.Event(type_, data)

@@ -253,3 +253,42 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
     if overrides:
         source += " + --set " + " ".join(overrides)
     return config_from_dict(data, source)
+
+
+def reference_markdown() -> str:
+    """The configuration reference (docs/config.md is this text; a test keeps it current)."""
+    lines = [
+        "# Configuration reference",
+        "",
+        "Generated from `evotrainer/config.py` by `evotrainer config --markdown`. A YAML config",
+        "holds any subset of these sections; `--set section.key=value` overrides one key.",
+        "Unknown keys are errors. `evotrainer config` prints the full default YAML.",
+        "",
+    ]
+    top = RunConfig.model_fields
+    scalars = [(n, f) for n, f in top.items() if not _is_section(f.annotation)]
+    lines += ["## (top level)", "", "| key | default | meaning |", "|---|---|---|"]
+    for name, f in scalars:
+        lines.append(f"| `{name}` | `{_default_repr(f)}` | {_cell(f.description)} |")
+    for name, f in top.items():
+        if not _is_section(f.annotation):
+            continue
+        lines += ["", f"## {name}", "", "| key | default | meaning |", "|---|---|---|"]
+        for sub, sf in f.annotation.model_fields.items():
+            lines.append(f"| `{name}.{sub}` | `{_default_repr(sf)}` | {_cell(sf.description)} |")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str | None) -> str:
+    return (text or "").replace("|", "\\|")
+
+
+def _is_section(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+def _default_repr(f: Any) -> str:
+    value = f.default_factory() if f.default_factory is not None else f.default
+    if isinstance(value, BaseModel):
+        return "{...}"
+    return yaml.safe_dump(value, default_flow_style=True).strip().removesuffix("...").strip()

@@ -115,7 +115,8 @@ class HarnessOptimizer:
                 variants.append(v)
 
         target = len(variants) + self.cfg.variants
-        add(self._steered(report))
+        for v in self._steered(report):
+            add(v)
         for p in self._perturbations(self.cfg.variants * 3):
             if len(variants) >= target:
                 break
@@ -161,33 +162,40 @@ class HarnessOptimizer:
     def _weights_over_space(self) -> dict[str, float]:
         return {k: float(self.current.weights.get(k, 0.0)) for k in self.space}
 
-    def _steered(self, report: WeaknessReport) -> HarnessGenome:
-        w = self._weights_over_space()
-        notes = []
-        gamed = report.gamed(w)
-        for comp in gamed:
-            moved = w[comp] / 2
-            w[comp] -= moved
-            others = [k for k in self.space if k not in gamed and k != "format"]
-            receivers = [k for k in others if w[k] == 0 and k == "owner_accuracy"] or [
-                k for k in others if w[k] > 0
-            ]
-            for k in receivers:
-                w[k] += moved / len(receivers)
-            notes.append(f"halved {comp} (saturated in training, low on validation)")
+    def _steered(self, report: WeaknessReport) -> list[HarnessGenome]:
+        """Variants steered by the weakness analysis. When a component looks gamed, a line
+        search along the steering direction: keep half, then a tenth, of its weight (the rest
+        goes to owner/task accuracy if it is off, else to the other substantive components)."""
         direction = report.difficulty_direction()
         diff = self.current.difficulty + direction * self.cfg.difficulty_step
-        if direction:
-            notes.append(f"L {'up' if direction > 0 else 'down'}")
+        notes = [f"L {'up' if direction > 0 else 'down'}"] if direction else []
         mix = dict(self.current.task_mix) if self.current.task_mix else None
         weak = report.weakest_kind()
         if weak is not None:
             mix = mix or dict.fromkeys(report.reward_by_kind, 1.0)
             mix[weak] = mix.get(weak, 1.0) * 1.5
             notes.append(f"more '{weak}' tasks")
-        return HarnessGenome(
-            diff, w, mix, operator="steer", parent=self.current.id, note="; ".join(notes)
-        )
+        gamed = report.gamed(self._weights_over_space())
+        out = []
+        for keep in (0.5, 0.1) if gamed else (1.0,):
+            w = self._weights_over_space()
+            step_notes = list(notes)
+            for comp in gamed:
+                moved = w[comp] * (1 - keep)
+                w[comp] -= moved
+                others = [k for k in self.space if k not in gamed and k != "format"]
+                receivers = [k for k in others if w[k] == 0 and k == "owner_accuracy"] or [
+                    k for k in others if w[k] > 0
+                ]
+                for k in receivers:
+                    w[k] += moved / len(receivers)
+                step_notes.append(f"kept {keep:.0%} of {comp} (saturated in training, low on validation)")
+            out.append(
+                HarnessGenome(
+                    diff, w, mix, operator="steer", parent=self.current.id, note="; ".join(step_notes)
+                )
+            )
+        return out
 
     def _perturbations(self, n: int) -> list[HarnessGenome]:
         if self.cfg.optimizer == "cma":

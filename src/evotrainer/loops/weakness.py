@@ -13,16 +13,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-# which validation aggregate each reward component is a proxy for (task-agnostic defaults for
-# the meeting task; components absent here are never flagged)
-PROXY_OF: dict[str, str] = {
-    "action_count": "action_item_f1",
-    "owner_accuracy": "action_item_f1",
-    "completeness": "rougeL",
-    "format": "rougeL",
+# which validation aggregate each reward component is a proxy for, and the value below which
+# that aggregate counts as "low" (defaults for the meeting task; components absent here, e.g.
+# format, a shape requirement rather than a quality proxy, are never flagged)
+PROXY_OF: dict[str, tuple[str, float]] = {
+    "action_count": ("action_item_f1", 0.3),
+    "owner_accuracy": ("action_item_f1", 0.3),
+    "completeness": ("rougeL", 0.12),
 }
 SATURATED = 0.8
-LOW_EXTERNAL = 0.3
 
 
 @dataclass(frozen=True)
@@ -36,13 +35,10 @@ class WeaknessReport:
 
     def gamed(self, weights: Mapping[str, float]) -> list[str]:
         out = []
-        for comp, metric in PROXY_OF.items():
+        for comp, (metric, low) in PROXY_OF.items():
             if weights.get(comp, 0) <= 0 or metric not in self.validation:
                 continue
-            if (
-                self.train_components.get(comp, 0) >= SATURATED
-                and self.validation[metric] < LOW_EXTERNAL
-            ):
+            if self.train_components.get(comp, 0) >= SATURATED and self.validation[metric] < low:
                 out.append(comp)
         return out
 

@@ -1,0 +1,122 @@
+"""The constitution: non-negotiable rules every policy text and every output must satisfy.
+
+A policy whose text breaks a rule, or any of whose outputs does, is rejected: its fitness is
+-inf (it can never be selected or archived) and the event log names the rule it broke. Rules:
+
+- ``harmful_content``: word lists / regular expressions for content the agent must never
+  produce or be told to produce (violence, self-harm, slurs, credentials ...). Extend with
+  ``constitution.extra_patterns``.
+- ``private_data``: e-mail addresses, phone numbers and IBANs that occur in the *input* must not
+  appear in the output, unless ``constitution.allow_private_data`` is set.
+- ``ignore_the_input``: a policy must not tell the agent to ignore the meeting (or its
+  instructions), nor to answer with fixed text regardless of the input.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+HARMFUL_PATTERNS = (
+    r"\bkill (yourself|himself|herself|themselves|them all)\b",
+    r"\bhow to (make|build) (a )?(bomb|explosive|weapon)",
+    r"\bsuicide (method|instructions)\b",
+    r"\b(hate|exterminate) (all )?(jews|muslims|christians|immigrants|women|men)\b",
+    r"\bpassword\s*[:=]\s*\S+",
+    r"\bcredit card number\b",
+)
+
+IGNORE_PATTERNS = (
+    r"\bignore (the|this|any|all)? ?(meeting|transcript|dialogue|input|conversation|text)\b",
+    r"\b(do not|don't|never) (read|look at|use|consider) the (meeting|transcript|dialogue|input)",
+    r"\bregardless of (the )?(meeting|transcript|input|dialogue)\b",
+    r"\bignore (all |any |your )?(previous |prior |above )?instructions\b",
+    r"\balways (output|write|answer|reply) (exactly|only)? ?[\"']",
+)
+
+EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
+PHONE = re.compile(r"(?<!\w)(?:\+?\d[\d ().-]{7,}\d)(?!\w)")
+IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b")
+
+
+@dataclass(frozen=True)
+class Violation:
+    rule: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.rule}: {self.detail}"
+
+
+def private_items(text: str) -> set[str]:
+    """E-mail addresses, phone numbers and IBANs found in a text (normalised)."""
+    found = {m.group(0).lower() for m in EMAIL.finditer(text)}
+    for m in PHONE.finditer(text):
+        digits = re.sub(r"\D", "", m.group(0))
+        if len(digits) >= 8:
+            found.add(digits)
+    found |= {re.sub(r"\s", "", m.group(0)) for m in IBAN.finditer(text)}
+    return found
+
+
+def _normalised_views(text: str) -> tuple[str, str, str]:
+    return text.lower(), re.sub(r"\D", "", text), re.sub(r"\s", "", text)
+
+
+@dataclass
+class Constitution:
+    enabled: bool = True
+    allow_private_data: bool = False
+    extra_patterns: Sequence[str] = ()
+
+    def __post_init__(self) -> None:
+        self._harmful = [re.compile(p, re.I) for p in (*HARMFUL_PATTERNS, *self.extra_patterns)]
+        self._ignore = [re.compile(p, re.I) for p in IGNORE_PATTERNS]
+
+    def check_policy(self, text: str) -> list[Violation]:
+        if not self.enabled:
+            return []
+        out = []
+        for pat in self._harmful:
+            if m := pat.search(text):
+                out.append(Violation("harmful_content", f"policy text contains {m.group(0)!r}"))
+        for pat in self._ignore:
+            if m := pat.search(text):
+                out.append(Violation("ignore_the_input", f"policy text says {m.group(0)!r}"))
+        return out
+
+    def check_output(self, input_text: str, output: str) -> list[Violation]:
+        if not self.enabled or not output:
+            return []
+        out = []
+        for pat in self._harmful:
+            if m := pat.search(output):
+                out.append(Violation("harmful_content", f"output contains {m.group(0)!r}"))
+        if not self.allow_private_data:
+            leaked = self.leaked(input_text, output)
+            if leaked:
+                out.append(Violation("private_data", f"output repeats {sorted(leaked)[:3]}"))
+        return out
+
+    @staticmethod
+    def leaked(input_text: str, output: str) -> set[str]:
+        lower, digits, compact = _normalised_views(output)
+        hits = set()
+        for item in private_items(input_text):
+            if "@" in item:
+                if item in lower:
+                    hits.add(item)
+            elif item.isdigit():
+                if item[-8:] in digits:  # the same number written with another prefix
+                    hits.add(item)
+            elif item in compact:
+                hits.add(item)
+        return hits
+
+    def check_outputs(self, pairs: Iterable[tuple[str, str]]) -> list[Violation]:
+        for input_text, output in pairs:
+            found = self.check_output(input_text, output)
+            if found:
+                return found
+        return []

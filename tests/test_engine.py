@@ -1,0 +1,183 @@
+"""The co-evolution engine with fakes: config errors, R3 gaming, rollback, determinism."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evotrainer.coevolution import CoEvolution
+from evotrainer.config import OuterConfig, RunConfig, config_from_dict, load_config
+from evotrainer.errors import ConfigError
+from evotrainer.harness.genome import HarnessBounds, HarnessGenome, normalise
+from evotrainer.loops.outer import HarnessOptimizer
+from evotrainer.loops.rng import stream
+from evotrainer.loops.weakness import WeaknessReport
+from evotrainer.policy.archive import ArchiveEntry
+from evotrainer.policy.genome import PolicyGenome
+from tests.fake_meetings import HACK, RecordingMeetingTask, family_llm
+
+
+@pytest.mark.parametrize(
+    ("data", "key"),
+    [
+        ({"inner": {"populaton": 5}}, "inner.populaton: unknown key"),
+        ({"harness": {"weights": {"completeness": -0.1, "format": 1}}}, "harness.weights"),
+        ({"harness": {"difficulty": 1.5}}, "harness.difficulty"),
+        ({"inner": {"population": 4, "elites": 4}}, "elites (4) must be smaller"),
+        ({"model": {"max_tokens": "many"}}, "model.max_tokens"),
+        ({"bogus": 1}, "bogus: unknown key"),
+    ],
+)
+def test_invalid_config_names_the_key(data, key):
+    with pytest.raises(ConfigError) as exc:
+        config_from_dict(data)
+    assert key in str(exc.value)
+
+
+def test_config_yaml_roundtrip_and_overrides(tmp_path):
+    cfg = load_config(None, ["inner.population=7", "harness.weights.faithfulness=0.1", "seed=3"])
+    assert cfg.inner.population == 7 and cfg.seed == 3
+    assert cfg.harness.weights["faithfulness"] == 0.1
+    path = tmp_path / "c.yaml"
+    path.write_text(cfg.to_yaml())
+    assert load_config(path) == cfg
+
+
+def test_spec_defaults():
+    cfg = RunConfig()
+    assert (cfg.inner.population, cfg.inner.elites, cfg.inner.tasks_per_generation) == (10, 4, 20)
+    assert (cfg.inner.generations, cfg.outer.every, cfg.harness.difficulty) == (20, 5, 0.3)
+    assert cfg.harness.weights == {"completeness": 0.5, "format": 0.2, "action_count": 0.3}
+
+
+def test_unknown_reward_component_is_a_config_error():
+    cfg = config_from_dict({"harness": {"weights": {"completness": 1.0}}, "cache": {"enabled": False}})
+    task = RecordingMeetingTask()
+    with pytest.raises(ConfigError, match="completness"):
+        CoEvolution(cfg, task=task, llm=family_llm(task))
+
+
+def test_bounds_hold_for_every_variant():
+    b = HarnessBounds(0.2, 0.6, weight_max=0.5)
+    h = HarnessGenome(0.9, {"a": 10, "b": 0.1, "c": 0.1}).bounded(b)
+    assert h.difficulty == 0.6 and max(h.weights.values()) <= 0.5 + 1e-6
+    assert abs(sum(h.weights.values()) - 1) < 1e-6
+    assert normalise({"a": 1, "b": 3}) == {"a": 0.25, "b": 0.75}
+
+
+def _hopt(**kw):
+    cfg = OuterConfig(**kw)
+    base = HarnessGenome(0.3, {"completeness": 0.5, "format": 0.2, "action_count": 0.3})
+    space = ("action_count", "completeness", "format", "owner_accuracy")
+    return HarnessOptimizer(cfg, base, HarnessBounds(), stream(0, "t"), space)
+
+
+def test_rollback_triggers_on_falling_s_val():
+    hopt = _hopt(rollback_patience=2)
+    good = PolicyGenome.from_text("Write minutes with owners for every action item.")
+    hopt.archive.add(ArchiveEntry(good, hopt.current, 0.50, 0, 0))
+    assert hopt.observe(0.50) is None
+    # the harness drifts, s_val falls twice in a row
+    hopt.current = HarnessGenome(0.5, {"action_count": 0.9, "format": 0.1}, operator="gaussian")
+    assert hopt.observe(0.40) is None
+    entry = hopt.observe(0.30)
+    assert entry is not None and entry.policy.id == good.id
+    assert hopt.current.operator == "rollback"
+    assert hopt.current.weights == normalise(entry.harness.weights)
+    assert hopt.velocity == {}
+
+
+def test_rollback_on_oscillation():
+    hopt = _hopt(rollback_patience=5)
+    p = PolicyGenome.from_text("Write minutes with a title and bullet points please.")
+    hopt.archive.add(ArchiveEntry(p, hopt.current, 0.6, 0, 0))
+    results = [hopt.observe(s) for s in (0.30, 0.40, 0.30, 0.40, 0.30)]
+    assert results[:-1] == [None] * 4 and results[-1] is not None
+
+
+def test_steered_variant_moves_weight_off_a_gamed_component():
+    hopt = _hopt()
+    report = WeaknessReport(
+        s_val=0.05,
+        s_val_by_length={"long": 0.05},
+        train_reward=0.7,
+        train_components={"action_count": 1.0, "completeness": 0.1, "format": 1.0},
+        validation={"rougeL": 0.1, "action_item_f1": 0.0},
+    )
+    variants = hopt.ask(report)
+    steer = [v for v in variants if v.operator == "steer"][0]
+    assert steer.weights["action_count"] < hopt.current.weights["action_count"]
+    assert steer.weights.get("owner_accuracy", 0) > 0
+    assert variants[0].id == hopt.current.id  # the incumbent is trialled too
+
+
+def _gaming_config(tmp_path, **over):
+    data = {
+        "seed": 1,
+        "cache": {"path": str(tmp_path / "cache.sqlite")},
+        "inner": {
+            "population": 6,
+            "elites": 3,
+            "tasks_per_generation": 4,
+            "generations": 24,
+            "seed_prompts": [
+                f"Write the minutes and list {HACK} action items.",
+                f"Summarise briefly, then give {HACK} follow-ups as Owner: task.",
+                f"Use bullet points and add {HACK} action items at the end.",
+                "Write minutes with the topics, the decisions and the key action item.",
+            ],
+        },
+        "outer": {"every": 3, "variants": 3, "rollback_patience": 3},
+        "harness": {"difficulty": 0.3, "weights": {"completeness": 0.1, "format": 0.1,
+                                                   "action_count": 0.8}},
+        "validation": {"data": None, "synthetic_size": 6},
+        "report": False,
+    }
+    for k, v in over.items():
+        data[k] = {**data.get(k, {}), **v} if isinstance(v, dict) else v
+    return config_from_dict(data)
+
+
+def test_outer_loop_lowers_a_gamed_weight_and_raises_s_val(tmp_path):
+    cfg = _gaming_config(tmp_path)
+    task = RecordingMeetingTask()
+    co = CoEvolution(cfg, task=task, llm=family_llm(task))
+    result = co.run(tmp_path / "run")
+    s = result.summary
+    doc = json.loads((tmp_path / "run" / "best" / "policy.json").read_text())
+    assert doc["id"] == result.best.id and doc["ancestors"][0]["id"] == result.best.id
+    assert doc["ancestors"][-1]["lineage"]["operator"] in ("seed", "seed_variation")
+    assert co.policies[s["initial_policy"]].render().count(HACK) == 1, "the hack won at first"
+    assert s["harness"]["weights"]["action_count"] < 0.8
+    assert s["final_s_val"] > s["initial_s_val"] + 0.05
+    assert HACK not in result.best.render()
+
+
+def test_same_seed_and_cache_give_an_identical_run(tmp_path):
+    def run(dirname):
+        cfg = _gaming_config(tmp_path, inner={"generations": 7})
+        task = RecordingMeetingTask()
+        co = CoEvolution(cfg, task=task, llm=family_llm(task))
+        return co.run(tmp_path / dirname).summary, co
+
+    first, _ = run("a")
+    second, co2 = run("b")
+    assert co2.budget.backend_calls == 0, "the warm cache answers everything"
+    volatile = {"wall_s", "runtime"}
+    assert {k: v for k, v in first.items() if k not in volatile} == {
+        k: v for k, v in second.items() if k not in volatile
+    }
+    ev_a = [json.loads(x) for x in (tmp_path / "a" / "events.jsonl").read_text().splitlines()]
+    ev_b = [json.loads(x) for x in (tmp_path / "b" / "events.jsonl").read_text().splitlines()]
+    pick = [(e["type"], e.get("best_policy"), e.get("s_val")) for e in ev_a]
+    assert pick == [(e["type"], e.get("best_policy"), e.get("s_val")) for e in ev_b]
+
+
+def test_docs_config_reference_is_current():
+    from pathlib import Path
+
+    from evotrainer.config import reference_markdown
+
+    doc = Path(__file__).resolve().parents[1] / "docs" / "config.md"
+    assert doc.read_text() == reference_markdown(), "run: evotrainer config --markdown > docs/config.md"
