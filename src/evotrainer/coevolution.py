@@ -330,9 +330,10 @@ class CoEvolution:
     ) -> WeaknessReport:
         best = opt.best()
         fit = opt.fitness[best.id]
+        records = self.evaluator.evaluate([best], batch)  # memoised; after a resume, cached
         by_kind: dict[str, list[float]] = {}
         for inst in batch:
-            rec = self.evaluator.store[(best.id, inst.id)]
+            rec = records[(best.id, inst.id)]
             by_kind.setdefault(inst.kind, []).append(
                 weighted_reward(rec.vector, self.harness.weights)
             )
