@@ -200,12 +200,16 @@ class CoEvolution:
         opt.tell(self.fitness_of(candidates, batch, h))
 
     # -- validation ------------------------------------------------------------------------
-    def validate(self, policies: Sequence[PolicyGenome]) -> dict[str, ValidationResult]:
+    def validate(
+        self, policies: Sequence[PolicyGenome], role: str
+    ) -> dict[str, ValidationResult]:
+        """Validate policies; ``role`` (initial | incumbent | trial | final) labels the events."""
         results = self.validator.validate(policies)
         for p in policies:
             r = results[p.id]
             self.emit(
                 ev.VALIDATION,
+                role=role,
                 policy_id=p.id,
                 s_val=r.s_val,
                 aggregates=dict(r.aggregates),
@@ -265,7 +269,7 @@ class CoEvolution:
         self.inner.tell(self.fitness_of(initial, batch, self.harness))
         self._emit_generation(self.inner, batch)
         best = self.inner.best()
-        s = self.validate([best])[best.id].s_val
+        s = self.validate([best], "initial")[best.id].s_val
         self.initial = (best.id, s)
         self._archive(best, self.harness, s)
         self.hopt.observe(s)
@@ -274,7 +278,7 @@ class CoEvolution:
     def _outer_step(self, batch: list[Instance]) -> list[Instance]:
         self.outer_step += 1
         best = self.inner.best()
-        current = self.validate([best])[best.id]
+        current = self.validate([best], "incumbent")[best.id]
         self._archive(best, self.harness, current.s_val)
         rollback = self.hopt.observe(current.s_val)
         if rollback is not None:
@@ -288,6 +292,7 @@ class CoEvolution:
                 s_val=rollback.s_val,
                 from_s_val=current.s_val,
                 outer_step=self.outer_step,
+                generation=self.inner.generation,
             )
         report = self._weakness(self.inner, batch, current)
         variants = self.hopt.ask(report)
@@ -301,7 +306,7 @@ class CoEvolution:
                 self._generation(opt, tb, h)
             trials.append((opt, tb))
         bests = [opt.best() for opt, _ in trials]
-        results = self.validate(bests)
+        results = self.validate(bests, "trial")
         s_vals = [results[b.id].s_val for b in bests]
         for b, h, s in zip(bests, variants, s_vals, strict=True):
             self._archive(b, h, s)
@@ -386,7 +391,7 @@ class CoEvolution:
         last = None
         if stopped == "completed":
             try:
-                last = self.validate([final_best])[final_best.id]
+                last = self.validate([final_best], "final")[final_best.id]
                 self._archive(final_best, self.harness, last.s_val)
             except BudgetExceeded as exc:
                 stopped = "budget"

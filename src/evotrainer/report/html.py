@@ -1,0 +1,430 @@
+"""The report page: one self-contained HTML file (inline CSS, PNGs as data URIs, no script, no
+network: a Content-Security-Policy forbids every external load). All text is escaped."""
+
+from __future__ import annotations
+
+import base64
+import difflib
+import html
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from evotrainer.report.data import RunData
+from evotrainer.report.plots import OP_FIELDS, operator_stats
+
+MAX_EXAMPLES = 4
+CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'none'"
+
+CSS = """
+:root { --fg:#111827; --muted:#6b7280; --line:#e5e7eb; --bg:#f3f4f6; --card:#fff;
+  --accent:#2563eb; --good:#15803d; --bad:#b91c1c; --warn-bg:#fef3c7; --warn-line:#f59e0b; }
+* { box-sizing: border-box; }
+body { margin:0; background:var(--bg); color:var(--fg); line-height:1.45;
+  font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
+main { max-width: 1240px; margin: 0 auto; padding: 20px 24px 48px; }
+h1 { font-size: 22px; margin: 0 0 4px; }
+h2 { font-size: 16px; margin: 0 0 10px; }
+h3 { font-size: 14px; margin: 14px 0 6px; }
+.sub { color: var(--muted); font-size: 13px; word-break: break-all; }
+.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(520px, 1fr)); gap: 16px;
+  margin-top: 16px; }
+.kpis { display: grid; grid-template-columns: repeat(auto-fit, minmax(140px, 1fr)); gap: 12px;
+  margin-top: 16px; }
+.card { background: var(--card); border: 1px solid var(--line); border-radius: 10px;
+  padding: 14px 16px; box-shadow: 0 1px 2px rgba(0,0,0,.04); min-width: 0; }
+.full { grid-column: 1 / -1; }
+.kpi .label { color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
+.kpi .value { font-size: 20px; font-weight: 600; margin-top: 2px; word-break: break-word; }
+.kpi .value.small { font-size: 14px; font-weight: 500; }
+.up { color: var(--good); } .down { color: var(--bad); }
+.badge { display: inline-block; padding: 1px 8px; border-radius: 999px; font-size: 12px;
+  font-weight: 600; background: #e0e7ff; color: #3730a3; vertical-align: middle; }
+.badge.finished { background: #dcfce7; color: #166534; }
+.badge.progress { background: #dbeafe; color: #1e40af; }
+.badge.budget { background: #fee2e2; color: #991b1b; }
+.badge.rb { background: #fee2e2; color: #991b1b; }
+.warning { background: var(--warn-bg); border: 1px solid var(--warn-line); border-radius: 10px;
+  padding: 10px 14px; margin-top: 16px; }
+.notes { color: var(--muted); font-size: 13px; margin: 8px 0 0; padding-left: 18px; }
+img.plot { width: 100%; height: auto; display: block; }
+table { border-collapse: collapse; width: 100%; font-size: 13px; }
+th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { color: var(--muted); font-weight: 600; font-size: 12px; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr.chosen td { background: #ecfdf5; font-weight: 600; }
+tr.step td { background: #f9fafb; border-top: 2px solid var(--line); }
+.scroll { overflow-x: auto; }
+pre { white-space: pre-wrap; word-wrap: break-word; background: #f9fafb; border: 1px solid var(--line);
+  border-radius: 8px; padding: 10px; margin: 0; font-size: 12.5px; max-height: 520px; overflow: auto;
+  font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace; }
+.diff ins { background: #dcfce7; color: #14532d; text-decoration: none; }
+.diff del { background: #fee2e2; color: #7f1d1d; }
+.pair { display: grid; grid-template-columns: 1fr 1fr; gap: 12px; }
+.pair .label { color: var(--muted); font-size: 12px; margin-bottom: 4px; }
+.chips { display: flex; flex-wrap: wrap; gap: 6px; margin: 6px 0 10px; }
+.chip { background: #f3f4f6; border: 1px solid var(--line); border-radius: 6px; padding: 1px 7px;
+  font-size: 12px; font-variant-numeric: tabular-nums; }
+.missing { color: var(--muted); font-style: italic; }
+details summary { cursor: pointer; color: var(--accent); }
+footer { color: var(--muted); font-size: 12px; margin-top: 24px; text-align: center; }
+@media (max-width: 700px) { .pair { grid-template-columns: 1fr; } .grid { grid-template-columns: 1fr; } }
+"""
+
+# -- small helpers ------------------------------------------------------------------------------
+
+
+def esc(x: Any) -> str:
+    return html.escape("" if x is None else str(x), quote=True)
+
+
+def fmt(x: Any, digits: int = 3) -> str:
+    if x is None:
+        return "–"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, int):
+        return f"{x:,}"
+    if isinstance(x, float):
+        if math.isnan(x):
+            return "–"
+        return f"{x:,.{digits}f}"
+    return str(x)
+
+
+def _table(headers: Sequence[str], rows: Iterable[Sequence[Any]], num: Sequence[int] = ()) -> str:
+    head = "".join(
+        f'<th class="num">{esc(h)}</th>' if i in num else f"<th>{esc(h)}</th>"
+        for i, h in enumerate(headers)
+    )
+    body = []
+    for row in rows:
+        cells = "".join(
+            f'<td class="num">{esc(fmt(c))}</td>' if i in num else f"<td>{esc(fmt(c))}</td>"
+            for i, c in enumerate(row)
+        )
+        body.append(f"<tr>{cells}</tr>")
+    return f'<div class="scroll"><table><tr>{head}</tr>{"".join(body)}</table></div>'
+
+
+def _img(path: Path | None, alt: str) -> str:
+    if path is None or not path.is_file():
+        return '<p class="missing">No data for this plot yet.</p>'
+    b64 = base64.b64encode(path.read_bytes()).decode("ascii")
+    return f'<img class="plot" alt="{esc(alt)}" src="data:image/png;base64,{b64}">'
+
+
+def _card(title: str, body: str, cls: str = "", anchor: str = "") -> str:
+    ident = f' id="{esc(anchor)}"' if anchor else ""
+    return f'<section class="card {cls}"{ident}><h2>{esc(title)}</h2>{body}</section>'
+
+
+def _weights(w: Mapping[str, Any] | None) -> str:
+    if not w:
+        return "–"
+    return ", ".join(f"{k} {float(v):.2f}" for k, v in w.items() if float(v) > 0) or "all zero"
+
+
+def word_diff(old: str, new: str) -> str:
+    """HTML for a word-level diff of two texts (whitespace kept): <del> removed, <ins> added."""
+    a, b = re.findall(r"\s+|[^\s]+", old), re.findall(r"\s+|[^\s]+", new)
+    out = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "equal":
+            out.append(esc("".join(a[i1:i2])))
+            continue
+        if op in ("delete", "replace"):
+            out.append(f"<del>{esc(''.join(a[i1:i2]))}</del>")
+        if op in ("insert", "replace"):
+            out.append(f"<ins>{esc(''.join(b[j1:j2]))}</ins>")
+    return "".join(out)
+
+
+# -- sections -----------------------------------------------------------------------------------
+
+
+def _header(run: RunData) -> str:
+    status = run.status
+    badge = {"finished": "finished", "in progress": "progress", "stopped by budget": "budget"}
+    gens = run.generations()
+    done = int(gens[-1]["generation"]) if gens else 0
+    total = run.total_generations
+    init, final = run.s_val_range()
+    delta = ""
+    if init is not None and final is not None:
+        d = final - init
+        delta = f' <span class="{"up" if d >= 0 else "down"}">({d:+.3f})</span>'
+    v = run.validation
+    final_label = "final s_val" if status != "in progress" else "best s_val so far"
+    kpis = [
+        ("status", f'<span class="badge {badge.get(status, "")}">{esc(status)}</span>', ""),
+        ("initial s_val", esc(fmt(init)), ""),
+        (final_label, esc(fmt(final)) + delta, ""),
+        ("generations", esc(f"{done} / {total}" if total else str(done)), ""),
+        ("outer steps", esc(str(len(run.outer_steps()))), ""),
+        ("model", esc(run.model), "small"),
+        ("validation", esc(f"{v.get('source')} (n={fmt(v.get('n'))})"), "small"),
+    ]
+    cards = "".join(
+        f'<div class="card kpi"><div class="label">{esc(k)}</div>'
+        f'<div class="value {cls}">{val}</div></div>'
+        for k, val, cls in kpis
+    )
+    parts = [
+        "<header><h1>EvoTrainer run report</h1>",
+        f'<div class="sub">run directory: {esc(run.path.resolve())} · generated '
+        f"{esc(datetime.now().strftime('%Y-%m-%d %H:%M:%S'))}</div></header>",
+        f'<div class="kpis">{cards}</div>',
+    ]
+    if v.get("synthetic"):
+        msg = v.get("message") or (
+            "s_val is measured on held-out synthetic meetings, NOT on real, human-annotated data."
+        )
+        parts.append(
+            f'<div class="warning"><strong>Synthetic validation fallback.</strong> {esc(msg)}</div>'
+        )
+    exhausted = run.last("budget_exhausted")
+    if exhausted:
+        parts.append(
+            f'<div class="warning"><strong>Stopped by budget.</strong> '
+            f"{esc(exhausted.get('message', ''))}</div>"
+        )
+    notes = [str(e.get("message", "")) for e in run.of("warning")]
+    notes = [n for n in dict.fromkeys(notes) if n and n != v.get("message")]
+    notes += run.notes
+    if status == "in progress":
+        last_t = run.events[-1].get("t") if run.events else None
+        when = datetime.fromtimestamp(last_t).strftime("%H:%M:%S") if last_t else "unknown"
+        notes.insert(
+            0,
+            f"Run in progress (or interrupted): last event at {when}. "
+            "Rebuild this report any time with `evotrainer report RUN_DIR`.",
+        )
+    if notes:
+        parts.append('<ul class="notes">' + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
+    return "".join(parts)
+
+
+def _outer_table(run: RunData) -> str:
+    steps = run.outer_steps()
+    if not steps:
+        return '<p class="missing">No outer step yet.</p>'
+    rows = []
+    for e in steps:
+        chosen_id = (e.get("chosen") or {}).get("id")
+        rb = ' <span class="badge rb">rollback</span>' if e.get("rollback") else ""
+        changed = "changed harness" if e.get("changed") else "kept incumbent"
+        rows.append(
+            f'<tr class="step"><td colspan="6"><strong>Step {esc(e.get("outer_step"))}</strong> '
+            f"(→ generation {esc(e.get('generation'))}) · {esc(changed)} · "
+            f"{esc(e.get('reason', ''))}{rb}</td></tr>"
+        )
+        s_vals = e.get("s_vals") or []
+        for i, var in enumerate(e.get("variants") or []):
+            s = s_vals[i] if i < len(s_vals) else None
+            is_chosen = var.get("id") == chosen_id
+            cls = ' class="chosen"' if is_chosen else ""
+            rows.append(
+                f"<tr{cls}><td>{i}{' ✓' if is_chosen else ''}</td><td>{esc(var.get('operator'))}</td>"
+                f'<td class="num">{esc(fmt(var.get("difficulty"), 2))}</td>'
+                f"<td>{esc(_weights(var.get('weights')))}</td><td>{esc(var.get('note') or '')}</td>"
+                f'<td class="num">{esc(fmt(s))}</td></tr>'
+            )
+    head = (
+        "<tr><th>#</th><th>operator</th><th class=num>L</th><th>weights</th><th>note</th>"
+        "<th class=num>s_val</th></tr>"
+    )
+    rb_list = ""
+    if run.rollbacks():
+        items = "".join(
+            f"<li>outer step {esc(r.get('outer_step'))}: s_val {esc(fmt(r.get('from_s_val')))} → "
+            f"rolled back to policy {esc(r.get('to_policy'))} (s_val {esc(fmt(r.get('s_val')))})</li>"
+            for r in run.rollbacks()
+        )
+        rb_list = f"<h3>Rollbacks</h3><ul>{items}</ul>"
+    return f'<div class="scroll"><table>{head}{"".join(rows)}</table></div>{rb_list}'
+
+
+def _operators(run: RunData, plot: Path | None) -> str:
+    stats = operator_stats(run)
+    if not stats:
+        return '<p class="missing">No operator statistics yet.</p>'
+    rows = []
+    for name, s in stats.items():
+        rate = s["improved"] / s["produced"] if s["produced"] else None
+        rows.append([name, *(s[f] for f in OP_FIELDS), rate])
+    table = _table(["operator", *OP_FIELDS, "improved / produced"], rows, num=(1, 2, 3, 4, 5))
+    return _img(plot, "operator statistics") + table
+
+
+def _lineage(run: RunData) -> str:
+    p = run.policy
+    if not p:
+        return '<p class="missing">No best policy yet (no validation has finished).</p>'
+    from evotrainer.policy.genome import PolicyGenome
+
+    ancestors = p.get("ancestors") or []
+    rows = []
+    for a in ancestors:
+        lin = a.get("lineage") or {}
+        rows.append(
+            [
+                a.get("id"),
+                a.get("name") or "",
+                lin.get("operator"),
+                lin.get("generation"),
+                lin.get("note") or "",
+            ]
+        )
+    parts = [
+        f'<div class="chips"><span class="chip">id {esc(p.get("id"))}</span>'
+        f'<span class="chip">s_val {esc(fmt(p.get("s_val")))}</span>'
+        f'<span class="chip">train fitness {esc(fmt(p.get("train_fitness")))}</span>'
+        f'<span class="chip">source: {esc(run.policy_source)}</span></div>'
+    ]
+    if rows:
+        parts.append("<h3>Lineage (newest first)</h3>")
+        parts.append(_table(["id", "name", "operator", "generation", "note"], rows, num=(3,)))
+    text = p.get("text") or ""
+    parts.append(f"<h3>Final text</h3><pre>{esc(text)}</pre>")
+    if len(ancestors) > 1:
+        seed = ancestors[-1]
+        try:
+            seed_text = PolicyGenome.from_json(seed).render()
+        except (ValueError, KeyError, TypeError):
+            seed_text = ""
+        label = f"{seed.get('id')}" + (f" ({seed.get('name')})" if seed.get("name") else "")
+        parts.append(
+            f"<h3>Diff against the seed policy {esc(label)}</h3>"
+            f'<pre class="diff">{word_diff(seed_text, text)}</pre>'
+        )
+    elif ancestors:
+        parts.append('<p class="missing">The best policy is a seed policy: nothing to diff.</p>')
+    return "".join(parts)
+
+
+SKIP_KEYS = {"instance_id", "output", "rewards", "reference", "length_bucket", "truncated", "error"}
+
+
+def _reference_text(ref: Any) -> str:
+    if isinstance(ref, str):
+        return ref
+    if isinstance(ref, Mapping):
+        out = []
+        for k, v in ref.items():
+            out.append(f"{k}:")
+            items = v if isinstance(v, list | tuple) else [v]
+            out += [f"- {x}" for x in items] or ["- (none)"]
+        return "\n".join(out)
+    if isinstance(ref, list | tuple):
+        return "\n".join(f"- {x}" for x in ref)
+    return str(ref)
+
+
+def _examples(run: RunData) -> str:
+    rows = run.validation_rows
+    if not rows:
+        return '<p class="missing">No validation rows stored for the best policy yet.</p>'
+    parts = [
+        f'<p class="sub">Showing {min(len(rows), MAX_EXAMPLES)} of {len(rows)} validation '
+        "meetings.</p>"
+    ]
+    for row in rows[:MAX_EXAMPLES]:
+        metrics = [
+            (k, v)
+            for k, v in row.items()
+            if k not in SKIP_KEYS and isinstance(v, int | float) and not isinstance(v, bool)
+        ]
+        chips = "".join(f'<span class="chip">{esc(k)} {esc(fmt(v))}</span>' for k, v in metrics)
+        rewards = row.get("rewards") or {}
+        chips += "".join(
+            f'<span class="chip">reward {esc(k)} {esc(fmt(v))}</span>' for k, v in rewards.items()
+        )
+        flags = []
+        if row.get("length_bucket"):
+            flags.append(f"length {row['length_bucket']}")
+        if row.get("truncated"):
+            flags.append("transcript truncated")
+        if row.get("error"):
+            flags.append(f"error: {row['error']}")
+        ref = (
+            f"<pre>{esc(_reference_text(row['reference']))}</pre>"
+            if row.get("reference") not in (None, "", [], {})
+            else '<p class="missing">reference not stored</p>'
+        )
+        parts.append(
+            f'<div class="card" style="margin-top:12px"><h3>{esc(row.get("instance_id"))}'
+            f' <span class="sub">{esc(" · ".join(flags))}</span></h3>'
+            f'<div class="chips">{chips}</div><div class="pair">'
+            f'<div><div class="label">best policy\'s minutes</div><pre>{esc(row.get("output"))}</pre></div>'
+            f'<div><div class="label">human reference</div>{ref}</div></div></div>'
+        )
+    return "".join(parts)
+
+
+BUDGET_LABELS = [
+    ("llm_calls", "LLM calls (incl. cache hits)"),
+    ("backend_calls", "calls to the backend"),
+    ("cache_hits", "cache hits"),
+    ("cache_misses", "cache misses"),
+    ("prompt_tokens", "prompt tokens"),
+    ("completion_tokens", "completion tokens"),
+    ("backend_tokens", "backend tokens"),
+    ("llm_seconds", "LLM seconds"),
+    ("llm_errors", "LLM errors"),
+    ("wall_s", "wall time (s)"),
+]
+
+
+def _budget(run: RunData) -> str:
+    b = run.budget()
+    if not b:
+        return '<p class="missing">No budget numbers yet.</p>'
+    rows = [[label, b.get(k)] for k, label in BUDGET_LABELS if k in b]
+    known = {k for k, _ in BUDGET_LABELS}
+    rows += [[k, v] for k, v in b.items() if k not in known and isinstance(v, int | float)]
+    src = "summary.json" if run.summary else "last event (run in progress)"
+    return _table(["counter", "value"], rows, num=(1,)) + f'<p class="sub">from {esc(src)}</p>'
+
+
+# -- the page -----------------------------------------------------------------------------------
+
+
+def render_page(run: RunData, plots: Mapping[str, Path]) -> str:
+    sv = (
+        '<p class="sub">Line: s_val of the incumbent best at the start, at each outer step and at '
+        "the end; crosses: the trial best of each harness variant. Every validated (policy, "
+        "harness) pair is archived; the star is the best archived pair, dashed red lines mark "
+        "rollbacks.</p>"
+    )
+    sections = [
+        _card("s_val per outer step", _img(plots.get("s_val"), "s_val") + sv),
+        _card("Fitness per generation", _img(plots.get("fitness"), "fitness")),
+        _card("Harness trajectory", _img(plots.get("harness"), "harness")),
+        _card("Population diversity", _img(plots.get("diversity"), "diversity")),
+        _card("Outer steps: harness variants", _outer_table(run), "full", "outer"),
+        _card("Operator statistics", _operators(run, plots.get("operators")), "", "operators"),
+        _card("Budget", _budget(run), "", "budget"),
+        _card("Best policy: lineage and text", _lineage(run), "full", "lineage"),
+        _card("Best policy on validation meetings", _examples(run), "full", "examples"),
+        _card(
+            "Config",
+            f"<details><summary>config.yaml</summary><pre>{esc(run.config_text)}</pre></details>",
+            "full",
+        ),
+    ]
+    title = f"EvoTrainer report – {run.path.name}"
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{esc(title)}</title><style>{CSS}</style></head>"
+        f"<body><main>{_header(run)}"
+        f'<div class="grid">{"".join(sections)}</div>'
+        "<footer>Generated by evotrainer report · self-contained file, no network access"
+        "</footer></main></body></html>\n"
+    )
