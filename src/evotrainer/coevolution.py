@@ -11,6 +11,7 @@ is written after every generation and every outer step.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,8 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from evotrainer.config import RunConfig
+from evotrainer.defences.constitution import Constitution
+from evotrainer.defences.monitor import ProxyGapMonitor
 from evotrainer.errors import BudgetExceeded
 from evotrainer.evaluation.evaluator import Evaluator, PolicyFitness
+from evotrainer.evaluation.fitness import FitnessJudge
 from evotrainer.evaluation.runner import Runner, runner_for
 from evotrainer.evaluation.validation import Validator
 from evotrainer.harness.genome import HarnessBounds, HarnessGenome
@@ -41,6 +45,10 @@ from evotrainer.tasks.registry import build_task
 from evotrainer.types import Instance, ValidationResult
 
 Observer = Callable[[ev.Event], None]
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
 
 
 @dataclass
@@ -65,6 +73,7 @@ class CoEvolution:
         runner: Runner | None = None,
     ) -> None:
         self.cfg = config
+        self._notes: list[tuple[str, dict[str, Any]]] = []  # events to emit once run() starts
         self.task = task or build_task(config.task)
         budget = Budget(max_calls=config.budget.max_calls, max_tokens=config.budget.max_tokens)
         backend = llm or build_backend(config.model, seed=config.seed)
@@ -82,6 +91,25 @@ class CoEvolution:
             runner or runner_for(self.stack.backend.model_id, config.model.concurrency),
         )
         self.generator = self.task.generator()
+        d = config.defences
+        self.constitution = Constitution(
+            enabled=d.constitution,
+            allow_private_data=d.allow_private_data,
+            extra_patterns=tuple(d.extra_patterns),
+        )
+        self.judge = FitnessJudge(
+            self.task,
+            self.evaluator,
+            self.constitution,
+            config.inner.reflect_examples,
+            terminal_share=d.terminal_share,
+            terminal_pool=self._terminal_pool() if d.terminal_share > 0 else (),
+            terminal_sample=d.terminal_sample,
+            s_val_weights=config.outer.s_val_weights,
+            seed=config.seed,
+            on_violation=self._on_violation,
+        )
+        self.monitor = ProxyGapMonitor(window=d.monitor_window) if d.monitor else None
         if validation is None:
             vset = resolve_validation(self.task, config.validation, config.seed)
         else:
@@ -123,7 +151,6 @@ class CoEvolution:
         self.run_dir: Path | None = None
         self._t0 = time.perf_counter()
         self._seq = 0
-        self._notes: list[tuple[str, dict[str, Any]]] = []  # events to emit once run() starts
 
     # -- construction helpers -----------------------------------------------------------
     def _new_inner(self, seeds: list[PolicyGenome]) -> PolicyOptimizer:
@@ -178,26 +205,55 @@ class CoEvolution:
         )
 
     def fitness_of(
-        self, policies: Sequence[PolicyGenome], batch: Sequence[Instance], harness: HarnessGenome
+        self,
+        policies: Sequence[PolicyGenome],
+        batch: Sequence[Instance],
+        harness: HarnessGenome,
+        epoch: int | None = None,
     ) -> dict[str, PolicyFitness]:
-        self.evaluator.evaluate(policies, batch)
         for p in policies:
             self.policies.setdefault(p.id, p)
-        return {
-            p.id: self.evaluator.fitness(
-                p.id, batch, harness.weights, worst_k=self.cfg.inner.reflect_examples
-            )
-            for p in policies
-        }
+        return self.judge(policies, batch, harness, self.epoch if epoch is None else epoch)
 
-    def _generation(self, opt: PolicyOptimizer, batch: list[Instance], h: HarnessGenome) -> None:
+    def _generation(
+        self, opt: PolicyOptimizer, batch: list[Instance], h: HarnessGenome, epoch: int
+    ) -> int:
+        """One inner generation; returns the epoch (it advances with per-generation batches)."""
         if self.cfg.inner.batch == "per_generation" and opt.population:
-            self.epoch += 1
-            batch[:] = self.batch(self.epoch, h)
+            epoch += 1
+            batch[:] = self.batch(epoch, h)
             opt.shrink_to_elites()
-            opt.refit(self.fitness_of(opt.population, batch, h))
+            opt.refit(self.fitness_of(opt.population, batch, h, epoch))
         candidates = opt.ask()
-        opt.tell(self.fitness_of(candidates, batch, h))
+        opt.tell(self.fitness_of(candidates, batch, h, epoch))
+        return epoch
+
+    def _terminal_pool(self) -> list[Instance]:
+        path = self.cfg.defences.terminal_data
+        if path and Path(path).is_file():
+            return self.task.load(path)
+        self._notes.append(
+            (
+                ev.WARNING,
+                {
+                    "message": f"terminal reward pool {path!r} not found: using synthetic "
+                    "meetings (held out from training) instead"
+                },
+            )
+        )
+        return self.task.synthetic_validation(8, self.cfg.seed + 7919)
+
+    def _on_violation(self, policy_id: str, violations: list[Any]) -> None:
+        self.emit(
+            ev.CONSTITUTION,
+            policy_id=policy_id,
+            rules=sorted({v.rule for v in violations}),
+            detail="; ".join(map(str, violations)),
+        )
+
+    def _alerts(self, alerts: Sequence[Any]) -> None:
+        for a in alerts:
+            self.emit(ev.ALERT, kind=a.kind, message=a.message, detail=dict(a.detail))
 
     # -- validation ------------------------------------------------------------------------
     def validate(
@@ -240,8 +296,9 @@ class CoEvolution:
                 self._start()
             batch = self.batch(self.epoch, self.harness)
             while self.inner.generation < self.cfg.inner.generations:
-                self._generation(self.inner, batch, self.harness)
+                self.epoch = self._generation(self.inner, batch, self.harness, self.epoch)
                 self._emit_generation(self.inner, batch)
+                self._watch_generation()
                 self.checkpoint()
                 g = self.inner.generation
                 if self.cfg.outer.enabled and g % self.cfg.outer.every == 0:
@@ -268,6 +325,7 @@ class CoEvolution:
         initial = self.inner.ask()
         self.inner.tell(self.fitness_of(initial, batch, self.harness))
         self._emit_generation(self.inner, batch)
+        self._watch_generation()
         best = self.inner.best()
         s = self.validate([best], "initial")[best.id].s_val
         self.initial = (best.id, s)
@@ -296,24 +354,28 @@ class CoEvolution:
             )
         report = self._weakness(self.inner, batch, current)
         variants = self.hopt.ask(report)
-        trials: list[tuple[PolicyOptimizer, list[Instance]]] = []
+        trials: list[tuple[PolicyOptimizer, list[Instance], int]] = []
         for i, h in enumerate(variants):
             opt = self.inner.clone(stream(self.cfg.seed, "trial", self.outer_step, i))
-            tb = self.batch(self.epoch + 1, h)
+            epoch = self.epoch + 1
+            tb = self.batch(epoch, h)
             opt.shrink_to_elites()
-            opt.refit(self.fitness_of(opt.population, tb, h))
+            opt.refit(self.fitness_of(opt.population, tb, h, epoch))
             for _ in range(self.cfg.outer.trial_generations):
-                self._generation(opt, tb, h)
-            trials.append((opt, tb))
-        bests = [opt.best() for opt, _ in trials]
+                epoch = self._generation(opt, tb, h, epoch)
+            trials.append((opt, tb, epoch))
+        bests = [opt.best() for opt, _, _ in trials]
         results = self.validate(bests, "trial")
         s_vals = [results[b.id].s_val for b in bests]
         for b, h, s in zip(bests, variants, s_vals, strict=True):
             self._archive(b, h, s)
         decision = self.hopt.tell(s_vals)
         self.trial_generations += self.cfg.outer.trial_generations * len(variants)
-        self.inner, batch = trials[decision.index]
-        self.epoch += 1
+        self.inner, batch, self.epoch = trials[decision.index]
+        if self.monitor:
+            train = self.inner.fitness[self.inner.best().id].fitness
+            self._alerts(self.monitor.observe_validation(self.outer_step, current.s_val, train))
+            self._alerts(self.monitor.observe_weights(self.outer_step, self.harness.weights))
         self.emit(
             ev.OUTER_STEP,
             outer_step=self.outer_step,
@@ -354,19 +416,20 @@ class CoEvolution:
     def _emit_generation(self, opt: PolicyOptimizer, batch: Sequence[Instance]) -> None:
         from evotrainer.report.diversity import mean_pairwise_distance
 
-        fits = [opt.fitness[p.id].fitness for p in opt.population]
+        fits = [f for p in opt.population if math.isfinite(f := opt.fitness[p.id].fitness)]
         best = opt.best()
         self.emit(
             ev.GENERATION,
             generation=opt.generation,
-            best_fitness=max(fits),
-            mean_fitness=sum(fits) / len(fits),
+            best_fitness=max(fits) if fits else None,
+            mean_fitness=sum(fits) / len(fits) if fits else None,
+            rejected=len(opt.population) - len(fits),
             best_policy=best.id,
             best_components=dict(opt.fitness[best.id].components),
             population=[
                 {
                     "id": p.id,
-                    "fitness": opt.fitness[p.id].fitness,
+                    "fitness": _finite(opt.fitness[p.id].fitness),
                     "operator": p.lineage.operator,
                     "parents": list(p.lineage.parents),
                 }
@@ -380,6 +443,17 @@ class CoEvolution:
             elapsed_s=self.elapsed(),
             total_generations=self.cfg.inner.generations,
             last_s_val=self.hopt.s_val_history[-1] if self.hopt.s_val_history else None,
+        )
+
+    def _watch_generation(self) -> None:
+        if self.monitor is None:
+            return
+        best = self.inner.best()
+        fit = self.inner.fitness[best.id]
+        self._alerts(
+            self.monitor.observe_generation(
+                self.inner.generation, fit.fitness, fit.components, self.harness.weights
+            )
         )
 
     def elapsed(self) -> float:
@@ -515,7 +589,7 @@ class CoEvolution:
             "generation": self.inner.generation,
             "outer_step": self.outer_step,
             "best_policy": best.id,
-            "best_fitness": self.inner.fitness[best.id].fitness,
+            "best_fitness": _finite(self.inner.fitness[best.id].fitness),
             "last_s_val": self.hopt.s_val_history[-1] if self.hopt.s_val_history else None,
             "harness": self.harness.to_json(),
         }
@@ -540,7 +614,7 @@ class CoEvolution:
         state, path, warnings = load_latest(rd.path)
         co.load_state_dict(state)
         co._seq = int(path.stem.split("-")[1])
-        co._notes = [(ev.WARNING, {"message": w}) for w in warnings]
+        co._notes += [(ev.WARNING, {"message": w}) for w in warnings]
         co._notes.append(
             (ev.RUN_RESUMED, {"checkpoint": path.name, "generation": co.inner.generation})
         )

@@ -177,6 +177,40 @@ class ValidationConfig(_Strict):
     synthetic_size: int = Field(8, ge=1, description="size of the synthetic fallback set")
 
 
+class DefencesConfig(_Strict):
+    constitution: bool = Field(
+        True, description="reject policies whose text or outputs break the constitution"
+    )
+    allow_private_data: bool = Field(
+        False, description="let outputs repeat e-mails/phones/IBANs found in the input"
+    )
+    extra_patterns: list[str] = Field(
+        default_factory=list, description="more regexes of content no policy/output may contain"
+    )
+    monitor: bool = Field(True, description="proxy-gap monitor: flag suspected reward hacking")
+    monitor_window: int = Field(3, ge=2, description="generations / outer steps it looks back")
+    terminal_share: float = Field(
+        0.0, ge=0, le=1, description="share of fitness from the validation metric on a rotating "
+        "meta-validation sample (sparse terminal reward)"
+    )
+    terminal_data: str | None = Field(
+        "../shared/data/meetings/ami-train.jsonl",
+        description="pool of real meetings for the terminal reward and the discriminator's "
+        "human references (never the validation set); synthetic when absent",
+    )
+    terminal_sample: int = Field(2, ge=1, description="meetings per terminal-reward sample")
+    discriminator: bool = Field(
+        False, description="adversarial discriminator as a reward component the harness may weight"
+    )
+    learned_reward: bool = Field(
+        False, description="learned reward model (predicts s_val) as a reward component"
+    )
+    robustness_probe: int = Field(
+        0, ge=0, description="hostile synthetic meetings (injections, private data) checked at "
+        "every validation; the share handled correctly is the 'robustness' metric"
+    )
+
+
 class RunConfig(_Strict):
     seed: int = Field(0, description="master seed of every random choice")
     model: ModelConfig = Field(default_factory=ModelConfig)
@@ -187,6 +221,7 @@ class RunConfig(_Strict):
     outer: OuterConfig = Field(default_factory=OuterConfig)
     harness: HarnessConfig = Field(default_factory=HarnessConfig)
     validation: ValidationConfig = Field(default_factory=ValidationConfig)
+    defences: DefencesConfig = Field(default_factory=DefencesConfig)
     report: bool = Field(True, description="write the HTML report when the run ends")
 
     def to_yaml(self) -> str:

@@ -4,10 +4,10 @@ objective) and the harness's own updates, and raises alerts the driver turns int
 Alerts:
 - ``reward_up_s_val_flat``: over the last ``window`` outer steps the best policy's training
   reward rose by more than ``eps`` while s_val stayed flat or fell: the proxy is being gamed;
-- ``component_saturated``: over the last ``window`` generations one weighted component of the
-  best policy reached ``saturation`` while another weighted component fell by more than
-  ``drop``: the population trades real quality for an easy term (e.g. exactly three vacuous
-  action items);
+- ``component_saturated``: over the last ``window`` generations under one reward (the window
+  restarts when the harness changes the weights), one weighted component of the best policy
+  reached ``saturation`` while another weighted component fell by more than ``drop``: the
+  population trades real quality for an easy term (e.g. exactly three vacuous action items);
 - ``oscillation``: a reward weight's accepted updates changed sign twice in a row, or s_val
   alternated up/down over the last four steps (the engine's rollback reacts to the latter).
 """
@@ -52,6 +52,8 @@ class ProxyGapMonitor:
         components: Mapping[str, float],
         weights: Mapping[str, float],
     ) -> list[Alert]:
+        if self.generations and self.generations[-1][3] != dict(weights):
+            self.generations = []  # a new reward: earlier component scores are not comparable
         self.generations.append((generation, best_fitness, dict(components), dict(weights)))
         recent = self.generations[-(self.window + 1) :]
         if len(recent) <= self.window:

@@ -11,6 +11,10 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 from evotrainer.run import events as ev
 
 
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
 def _weights(h: dict[str, Any]) -> str:
     return " ".join(f"{k[:6]}={v:.2f}" for k, v in h["weights"].items() if v > 0)
 
@@ -46,10 +50,9 @@ class ConsoleProgress:
         elif event.type == ev.GENERATION:
             self._bar(d["total_generations"])
             b = d["budget"]
-            s_val = d["last_s_val"]
             status = (
-                f"best {d['best_fitness']:.3f} mean {d['mean_fitness']:.3f} | "
-                f"s_val {s_val if s_val is None else f'{s_val:.3f}'} | "
+                f"best {_num(d['best_fitness'])} mean {_num(d['mean_fitness'])} | "
+                f"s_val {_num(d['last_s_val'])} | "
                 f"L {d['harness']['difficulty']:.2f} {_weights(d['harness'])} | "
                 f"calls {b['llm_calls']} tok {b['prompt_tokens'] + b['completion_tokens']}"
             )
@@ -58,6 +61,10 @@ class ConsoleProgress:
         elif event.type == ev.OUTER_STEP:
             s = ", ".join(f"{x:.3f}" for x in d["s_vals"])
             p(f"[cyan]outer step {d['outer_step']}[/]: s_val of variants [{s}] -> {d['reason']}")
+        elif event.type == ev.ALERT:
+            p(f"[bold red]alert ({d['kind']}):[/] {d['message']}")
+        elif event.type == ev.CONSTITUTION:
+            p(f"[red]rejected[/] policy {d['policy_id']}: {d['detail']}")
         elif event.type == ev.ROLLBACK:
             p(f"[magenta]rollback[/] to {d['to_policy']} (s_val {d['s_val']:.3f})")
         elif event.type == ev.BUDGET_EXHAUSTED:
