@@ -65,12 +65,16 @@ def _conclude(co, result, as_json: bool, report: bool) -> None:  # type: ignore[
     if as_json:
         return
     out.print()
-    out.print(f"[bold]initial s_val[/] {s['initial_s_val']:.4f}  ->  "
-              f"[bold]final s_val[/] {s['final_s_val']:.4f}   ({s['validation']['source']}, "
-              f"n={s['validation']['n']})")
-    out.print(f"generations {s['generations']}, outer steps {s['outer_steps']}, "
-              f"LLM calls {s['llm_calls']} ({s['runtime']['backend_calls']} to the backend), "
-              f"tokens {s['prompt_tokens'] + s['completion_tokens']}, wall {s['wall_s']:.0f}s")
+    out.print(
+        f"[bold]initial s_val[/] {s['initial_s_val']:.4f}  ->  "
+        f"[bold]final s_val[/] {s['final_s_val']:.4f}   ({s['validation']['source']}, "
+        f"n={s['validation']['n']})"
+    )
+    out.print(
+        f"generations {s['generations']}, outer steps {s['outer_steps']}, "
+        f"LLM calls {s['llm_calls']} ({s['runtime']['backend_calls']} to the backend), "
+        f"tokens {s['prompt_tokens'] + s['completion_tokens']}, wall {s['wall_s']:.0f}s"
+    )
     out.print("[bold]best prompt:[/]")
     out.print(result.best.render(), markup=False)
     if co.run_dir is not None:
@@ -83,7 +87,9 @@ def run(
     set_: Annotated[
         list[str] | None, typer.Option("--set", help="override: key.sub=value (repeatable)")
     ] = None,
-    run_dir: Annotated[Path | None, typer.Option("--run-dir", help="where to write the run")] = None,
+    run_dir: Annotated[
+        Path | None, typer.Option("--run-dir", help="where to write the run")
+    ] = None,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     val_data: Annotated[
@@ -139,7 +145,8 @@ def generate(
     n: Annotated[int, typer.Option("-n", min=1, help="number of meetings")] = 100,
     seed: Annotated[int, typer.Option("--seed")] = 0,
     hostile_share: Annotated[
-        float, typer.Option("--hostile-share", min=0, max=1, help="share with planted PII/injections")
+        float,
+        typer.Option("--hostile-share", min=0, max=1, help="share with planted PII/injections"),
     ] = 0.0,
 ) -> None:
     """Write synthetic meetings (with ground truth) in the shared JSONL format."""
@@ -183,7 +190,9 @@ def eval_(
         task = build_task(cfg.task)
         instances = task.load(data)[:limit] if limit else task.load(data)
         stack = build_stack(build_backend(cfg.model, cfg.seed), cfg.cache, Budget())
-        sampling = SamplingParams(cfg.model.temperature, max_tokens=cfg.model.max_tokens, seed=cfg.seed)
+        sampling = SamplingParams(
+            cfg.model.temperature, max_tokens=cfg.model.max_tokens, seed=cfg.seed
+        )
         evaluator = Evaluator(
             task, stack.client, sampling, runner_for(stack.backend.model_id, cfg.model.concurrency)
         )
@@ -208,8 +217,10 @@ def eval_(
         )
     table.add_row("[bold]mean", *(f"{res.aggregates.get(k, float('nan')):.3f}" for k in keys))
     out.print(table)
-    out.print(f"s_val {res.s_val:.4f}  (* = transcript truncated)  wall {wall:.0f}s, "
-              f"{stack.budget.backend_calls} backend calls, {stack.budget.cache_hits} cache hits")
+    out.print(
+        f"s_val {res.s_val:.4f}  (* = transcript truncated)  wall {wall:.0f}s, "
+        f"{stack.budget.backend_calls} backend calls, {stack.budget.cache_hits} cache hits"
+    )
     if out_file:
         doc = {
             "data": str(data),
@@ -256,8 +267,10 @@ def doctor(model: ModelOpt = None, base_url: BaseUrlOpt = None) -> None:
         msgs = [Message("user", "List five fruits, one per line, with one sentence on each.")]
         c = backend.complete(msgs, SamplingParams(temperature=0.0, max_tokens=96, seed=0))
         tps = c.completion_tokens / c.latency_s if c.latency_s > 0 else float("nan")
-        out.print(f"{'generation':>12}: {c.completion_tokens} tokens in {c.latency_s:.2f}s "
-                  f"= {tps:.1f} tokens/s (prompt {c.prompt_tokens} tokens)")
+        out.print(
+            f"{'generation':>12}: {c.completion_tokens} tokens in {c.latency_s:.2f}s "
+            f"= {tps:.1f} tokens/s (prompt {c.prompt_tokens} tokens)"
+        )
         if not c.text.strip():
             err.print("[red]unhealthy:[/] the model returned an empty answer")
             raise typer.Exit(1)

@@ -20,8 +20,10 @@ from typing import Any
 
 from evotrainer.config import RunConfig
 from evotrainer.defences.constitution import Constitution
+from evotrainer.defences.learned import LearnedDefences, batch_outputs
 from evotrainer.defences.monitor import ProxyGapMonitor
-from evotrainer.errors import BudgetExceeded
+from evotrainer.defences.robustness import RobustnessProbe
+from evotrainer.errors import BudgetExceeded, ConfigError
 from evotrainer.evaluation.evaluator import Evaluator, PolicyFitness
 from evotrainer.evaluation.fitness import FitnessJudge
 from evotrainer.evaluation.runner import Runner, runner_for
@@ -91,6 +93,11 @@ class CoEvolution:
             runner or runner_for(self.stack.backend.model_id, config.model.concurrency),
         )
         self.generator = self.task.generator()
+        if validation is None:
+            vset = resolve_validation(self.task, config.validation, config.seed)
+        else:
+            vset = resolve_validation(self.task, config.validation, config.seed, list(validation))
+        self.validation_set = vset
         d = config.defences
         self.constitution = Constitution(
             enabled=d.constitution,
@@ -110,11 +117,14 @@ class CoEvolution:
             on_violation=self._on_violation,
         )
         self.monitor = ProxyGapMonitor(window=d.monitor_window) if d.monitor else None
-        if validation is None:
-            vset = resolve_validation(self.task, config.validation, config.seed)
-        else:
-            vset = resolve_validation(self.task, config.validation, config.seed, list(validation))
-        self.validation_set = vset
+        self.learned = LearnedDefences(
+            self.evaluator,
+            d.discriminator,
+            d.learned_reward,
+            dict(config.outer.s_val_weights),
+            config.seed,
+            exclude_ids=[i.id for i in self.validation_set.instances],
+        )
         self.validator = Validator(
             self.task,
             self.evaluator,
@@ -122,6 +132,7 @@ class CoEvolution:
             config.outer.s_val_weights,
             vset.source,
             truncation=f"{config.task.truncation} at {config.task.max_input_tokens} tokens",
+            probe=self._robustness_probe(),
         )
         base = HarnessGenome(
             config.harness.difficulty, config.harness.weights, config.harness.task_mix
@@ -132,12 +143,16 @@ class CoEvolution:
             config.harness.weight_max,
         )
         self._check_components(base)
-        space = tuple(sorted(set(base.weights) | set(config.harness.switchable)))
+        learned = [n for n in ("discriminator", "learned") if n in self.evaluator.components]
+        space = tuple(sorted(set(base.weights) | set(config.harness.switchable) | set(learned)))
         self.hopt = HarnessOptimizer(
             config.outer, base, self.bounds, stream(config.seed, "outer"), space
         )
         seeds = (
-            [PolicyGenome.from_text(t, name=f"S{i}") for i, t in enumerate(config.inner.seed_prompts)]
+            [
+                PolicyGenome.from_text(t, name=f"S{i}")
+                for i, t in enumerate(config.inner.seed_prompts)
+            ]
             if config.inner.seed_prompts
             else seed_policies()
         )
@@ -164,8 +179,6 @@ class CoEvolution:
         )
 
     def _check_components(self, base: HarnessGenome) -> None:
-        from evotrainer.errors import ConfigError
-
         known = set(self.evaluator.components)
         for key, names in (
             ("harness.weights", list(base.weights)),
@@ -228,6 +241,17 @@ class CoEvolution:
         opt.tell(self.fitness_of(candidates, batch, h, epoch))
         return epoch
 
+    def _robustness_probe(self) -> RobustnessProbe | None:
+        n = self.cfg.defences.robustness_probe
+        if n == 0:
+            return None
+        make = getattr(self.task, "hostile_instances", None)
+        if make is None:
+            raise ConfigError(
+                f"defences.robustness_probe: task {self.task.name!r} cannot make hostile inputs"
+            )
+        return RobustnessProbe(self.task, self.evaluator, make(n, self.cfg.seed))
+
     def _terminal_pool(self) -> list[Instance]:
         path = self.cfg.defences.terminal_data
         if path and Path(path).is_file():
@@ -256,9 +280,7 @@ class CoEvolution:
             self.emit(ev.ALERT, kind=a.kind, message=a.message, detail=dict(a.detail))
 
     # -- validation ------------------------------------------------------------------------
-    def validate(
-        self, policies: Sequence[PolicyGenome], role: str
-    ) -> dict[str, ValidationResult]:
+    def validate(self, policies: Sequence[PolicyGenome], role: str) -> dict[str, ValidationResult]:
         """Validate policies; ``role`` (initial | incumbent | trial | final) labels the events."""
         results = self.validator.validate(policies)
         for p in policies:
@@ -301,10 +323,10 @@ class CoEvolution:
                 self._watch_generation()
                 self.checkpoint()
                 g = self.inner.generation
-                if self.cfg.outer.enabled and g % self.cfg.outer.every == 0:
-                    if g < self.cfg.inner.generations:
-                        batch = self._outer_step(batch)
-                        self.checkpoint()
+                outer_due = self.cfg.outer.enabled and g % self.cfg.outer.every == 0
+                if outer_due and g < self.cfg.inner.generations:
+                    batch = self._outer_step(batch)
+                    self.checkpoint()
         except BudgetExceeded as exc:
             stopped = "budget"
             self.emit(ev.BUDGET_EXHAUSTED, message=str(exc), budget=self.budget.snapshot())
@@ -352,6 +374,13 @@ class CoEvolution:
                 outer_step=self.outer_step,
                 generation=self.inner.generation,
             )
+        if self.learned.active:
+            pop_ids = [p.id for p in self.inner.population]
+            refit = self.learned.refit(
+                batch_outputs(self.evaluator, pop_ids, batch), self.validator.memo, self.outer_step
+            )
+            self.emit(ev.DEFENCE_REFIT, outer_step=self.outer_step, **refit)
+            self.inner.refit(self.fitness_of(self.inner.population, batch, self.harness))
         report = self._weakness(self.inner, batch, current)
         variants = self.hopt.ask(report)
         trials: list[tuple[PolicyOptimizer, list[Instance], int]] = []
@@ -544,6 +573,8 @@ class CoEvolution:
             "budget": self.budget.snapshot(),
             "elapsed_s": self.elapsed(),
             "policies": {pid: p.to_json() for pid, p in self.policies.items()},
+            "learned": self.learned.state_dict(),
+            "rejected": self.judge.state(),
             "validation_memo": {
                 pid: {
                     "s_val": r.s_val,
@@ -567,6 +598,8 @@ class CoEvolution:
         self.elapsed_before = float(s["elapsed_s"])
         self._t0 = time.perf_counter()
         self.policies = {pid: PolicyGenome.from_json(p) for pid, p in s["policies"].items()}
+        self.learned.load_state_dict(s.get("learned") or {})
+        self.judge.rejected = {pid: [] for pid in s.get("rejected", {})}
         self.validator.memo = {
             pid: ValidationResult(
                 s_val=r["s_val"],

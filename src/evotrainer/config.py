@@ -190,8 +190,11 @@ class DefencesConfig(_Strict):
     monitor: bool = Field(True, description="proxy-gap monitor: flag suspected reward hacking")
     monitor_window: int = Field(3, ge=2, description="generations / outer steps it looks back")
     terminal_share: float = Field(
-        0.0, ge=0, le=1, description="share of fitness from the validation metric on a rotating "
-        "meta-validation sample (sparse terminal reward)"
+        0.0,
+        ge=0,
+        le=1,
+        description="share of fitness from the validation metric on a rotating "
+        "meta-validation sample (sparse terminal reward)",
     )
     terminal_data: str | None = Field(
         "../shared/data/meetings/ami-train.jsonl",
@@ -206,8 +209,10 @@ class DefencesConfig(_Strict):
         False, description="learned reward model (predicts s_val) as a reward component"
     )
     robustness_probe: int = Field(
-        0, ge=0, description="hostile synthetic meetings (injections, private data) checked at "
-        "every validation; the share handled correctly is the 'robustness' metric"
+        0,
+        ge=0,
+        description="hostile synthetic meetings (injections, private data) checked at "
+        "every validation; the share handled correctly is the 'robustness' metric",
     )
 
 

@@ -99,7 +99,8 @@ class ProxyGapMonitor:
         s = [v[1] for v in self.validations[-5:]]
         deltas = [b - a for a, b in zip(s, s[1:], strict=False)]
         if len(deltas) == 4 and all(
-            abs(d) > self.eps / 4 and (d > 0) != (e > 0) for d, e in zip(deltas, deltas[1:], strict=False)
+            abs(d) > self.eps / 4 and (d > 0) != (e > 0)
+            for d, e in zip(deltas, deltas[1:], strict=False)
         ):
             alerts += self._once(
                 "oscillation", f"s_val{step}", f"outer step {step}: s_val alternates {s}", step=step
@@ -114,13 +115,15 @@ class ProxyGapMonitor:
         alerts: list[Alert] = []
         for k in w[-1]:
             d = [w[i + 1].get(k, 0) - w[i].get(k, 0) for i in range(3)]
-            if all(abs(x) > 1e-3 for x in d) and (d[0] > 0) != (d[1] > 0) and (d[1] > 0) != (
-                d[2] > 0
+            if (
+                all(abs(x) > 1e-3 for x in d)
+                and (d[0] > 0) != (d[1] > 0)
+                and (d[1] > 0) != (d[2] > 0)
             ):
                 alerts += self._once(
                     "oscillation",
                     f"{k}{step}",
-                    f"outer step {step}: weight of '{k}' moved {['%+.2f' % x for x in d]}",
+                    f"outer step {step}: weight of '{k}' moved {[f'{x:+.2f}' for x in d]}",
                     component=k,
                     step=step,
                 )

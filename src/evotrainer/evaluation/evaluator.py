@@ -53,6 +53,7 @@ class Evaluator:
         self.runner = runner or SerialRunner()
         self.components = dict(components or task.reward_components())
         self.store: dict[tuple[str, str], EvalRecord] = {}
+        self.instances: dict[str, Instance] = {}
 
     # -- rollouts -------------------------------------------------------------------------
     def rollout(self, policy: PolicyGenome, instance: Instance) -> Rollout:
@@ -96,9 +97,24 @@ class Evaluator:
             for p in unique.values()
             if (p.id, inst.id) not in self.store
         ]
+        self.instances.update((inst.id, inst) for inst in instances)
         for (p, inst), rec in zip(jobs, self.runner.map(self._job, jobs), strict=True):
             self.store[(p.id, inst.id)] = rec
         return {(p.id, i.id): self.store[(p.id, i.id)] for p in unique.values() for i in instances}
+
+    def rescore(self, names: Sequence[str]) -> None:
+        """Recompute the named components of every stored rollout (after a learned component
+        was refitted), without LLM calls."""
+        comps = {n: self.components[n] for n in names if n in self.components}
+        if not comps:
+            return
+        for key, rec in self.store.items():
+            r = rec.rollout
+            parsed = self.task.parse(r.output) if r.error is None else None
+            vec = score_rollout(comps, self.instances[r.instance_id], r, parsed)
+            fresh = {c.name: c for c in vec}
+            merged = tuple(fresh.get(c.name, c) for c in rec.vector)
+            self.store[key] = EvalRecord(r, ScoreVector(merged))
 
     # -- fitness --------------------------------------------------------------------------
     def fitness(

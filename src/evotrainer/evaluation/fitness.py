@@ -89,7 +89,10 @@ class FitnessJudge:
         found = self.constitution.check_policy(policy.render())
         if not found:
             pairs = (
-                (input_text(self.task, inst), self.evaluator.store[(policy.id, inst.id)].rollout.output)
+                (
+                    input_text(self.task, inst),
+                    self.evaluator.store[(policy.id, inst.id)].rollout.output,
+                )
                 for inst in batch
             )
             found = self.constitution.check_outputs(pairs)

@@ -7,7 +7,7 @@ nothing the second time; several policies are validated instance-major for prefi
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from evotrainer.evaluation.evaluator import Evaluator
@@ -34,6 +34,7 @@ class Validator:
         s_val_weights: Mapping[str, float],
         source: str,
         truncation: str = "",
+        probe: Callable[[list[PolicyGenome]], dict[str, dict[str, float]]] | None = None,
     ) -> None:
         self.task = task
         self.evaluator = evaluator
@@ -42,12 +43,15 @@ class Validator:
         self.source = source
         self.truncation = truncation
         self.metric = task.validation_metric()
+        self.probe = probe  # extra metrics per policy, e.g. robustness on hostile inputs
         self.memo: dict[str, ValidationResult] = {}
+        self._reference = getattr(task, "reference_text", None)
 
     def validate(self, policies: Sequence[PolicyGenome]) -> dict[str, ValidationResult]:
         todo = [p for p in {p.id: p for p in policies}.values() if p.id not in self.memo]
         if todo:
             records = self.evaluator.evaluate(todo, self.instances)
+            extra = self.probe(todo) if self.probe else {}
             for p in todo:
                 rows: list[dict[str, Any]] = []
                 for inst in self.instances:
@@ -67,10 +71,11 @@ class Validator:
                             "error": r.error,
                             "output": r.output,
                             "rewards": rec.vector.as_dict(),
+                            "reference": self._reference(inst) if self._reference else None,
                             **metrics,
                         }
                     )
-                agg = self.metric.aggregate(rows)
+                agg = {**self.metric.aggregate(rows), **extra.get(p.id, {})}
                 self.memo[p.id] = ValidationResult(
                     s_val=combine_s_val(agg, self.weights),
                     aggregates=agg,

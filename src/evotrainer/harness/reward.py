@@ -32,11 +32,15 @@ def score_rollout(
             value = min(1.0, max(0.0, float(cs.score)))
             scores.append(ComponentScore(name, value, cs.feedback))
         except Exception as exc:  # noqa: BLE001 - a plug-in bug must not end the run
-            scores.append(ComponentScore(name, 0.0, f"component error: {type(exc).__name__}: {exc}"))
+            scores.append(
+                ComponentScore(name, 0.0, f"component error: {type(exc).__name__}: {exc}")
+            )
     return ScoreVector(tuple(scores))
 
 
-def weighted_reward(vector: ScoreVector | Mapping[str, float], weights: Mapping[str, float]) -> float:
+def weighted_reward(
+    vector: ScoreVector | Mapping[str, float], weights: Mapping[str, float]
+) -> float:
     values = vector.as_dict() if isinstance(vector, ScoreVector) else vector
     total = sum(w for w in weights.values() if w > 0)
     if total <= 0:

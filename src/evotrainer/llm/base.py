@@ -84,7 +84,11 @@ class BaseLLM:
         return await asyncio.to_thread(self.complete, messages, params)
 
     def describe(self) -> dict[str, Any]:
-        return {"backend": type(self).__name__, "model": self.model_id, "context": self.context_size}
+        return {
+            "backend": type(self).__name__,
+            "model": self.model_id,
+            "context": self.context_size,
+        }
 
 
 def as_dicts(messages: Sequence[Message]) -> list[dict[str, str]]:

@@ -45,7 +45,9 @@ class FunctionLLM(BaseLLM):
 class ScriptedLLM(FunctionLLM):
     """Replays a fixed list of answers in order (cycling if ``cycle``), or raises once exhausted."""
 
-    def __init__(self, responses: Iterable[str], cycle: bool = False, model_id: str = "fake:scripted"):
+    def __init__(
+        self, responses: Iterable[str], cycle: bool = False, model_id: str = "fake:scripted"
+    ):
         self._responses = list(responses)
         self._i = 0
         self._cycle = cycle

@@ -43,7 +43,9 @@ def build_backend(cfg: ModelConfig, seed: int = 0) -> LLMClient:
             )
         path = Path(rest).expanduser()
         if path.suffix.lower() != ".gguf":
-            raise ModelSpecError(f"model spec {spec!r}: expected a .gguf file. Valid: {VALID_FORMS}")
+            raise ModelSpecError(
+                f"model spec {spec!r}: expected a .gguf file. Valid: {VALID_FORMS}"
+            )
         return LlamaCppLLM(path, n_ctx=cfg.n_ctx, n_threads=cfg.n_threads, seed=seed)
     if kind == "openai" and rest:
         from evotrainer.llm.openai_http import OpenAICompatibleLLM

@@ -189,10 +189,17 @@ class HarnessOptimizer:
                 ]
                 for k in receivers:
                     w[k] += moved / len(receivers)
-                step_notes.append(f"kept {keep:.0%} of {comp} (saturated in training, low on validation)")
+                step_notes.append(
+                    f"kept {keep:.0%} of {comp} (saturated in training, low on validation)"
+                )
             out.append(
                 HarnessGenome(
-                    diff, w, mix, operator="steer", parent=self.current.id, note="; ".join(step_notes)
+                    diff,
+                    w,
+                    mix,
+                    operator="steer",
+                    parent=self.current.id,
+                    note="; ".join(step_notes),
                 )
             )
         return out

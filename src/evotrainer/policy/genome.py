@@ -54,7 +54,9 @@ class PolicyGenome:
         for key in COMPONENT_ORDER:
             if key in self.components:
                 header = _HEADERS.get(key)
-                parts.append(f"{header}\n{self.components[key]}" if header else self.components[key])
+                parts.append(
+                    f"{header}\n{self.components[key]}" if header else self.components[key]
+                )
         extra = [k for k in self.components if k not in COMPONENT_ORDER]
         parts.extend(self.components[k] for k in extra)
         return "\n\n".join(parts)

@@ -30,6 +30,7 @@ OUTER_STEP = "outer_step"  # harness variants trialled and a decision taken
 ROLLBACK = "rollback"
 ALERT = "alert"  # the proxy-gap monitor suspects reward hacking, or oscillation
 CONSTITUTION = "constitution_violation"  # a policy was rejected
+DEFENCE_REFIT = "defence_refit"  # discriminator / learned reward model refitted (calibration)
 BUDGET_EXHAUSTED = "budget_exhausted"
 CHECKPOINT = "checkpoint"
 RUN_RESUMED = "run_resumed"

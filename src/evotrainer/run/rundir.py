@@ -1,14 +1,14 @@
 """The run directory:
 
-    config.yaml          the fully resolved config
-    events.jsonl         one typed event per line
-    checkpoints/         ckpt-NNNNN.json (atomic, checksummed) + index.json
-    best/prompt.txt      the best policy's text
-    best/policy.json     its components, s_val and metrics, fitness and lineage (ancestors)
-    best/validation.json its per-meeting validation rows (outputs, metrics, rewards)
-    archive.json         every archived (policy, harness, s_val) pair
-    summary.json         the run's numbers
-    report/              the HTML report (evotrainer report RUN_DIR)
+config.yaml          the fully resolved config
+events.jsonl         one typed event per line
+checkpoints/         ckpt-NNNNN.json (atomic, checksummed) + index.json
+best/prompt.txt      the best policy's text
+best/policy.json     its components, s_val and metrics, fitness and lineage (ancestors)
+best/validation.json its per-meeting validation rows (outputs, metrics, rewards)
+archive.json         every archived (policy, harness, s_val) pair
+summary.json         the run's numbers
+report/              the HTML report (evotrainer report RUN_DIR)
 """
 
 from __future__ import annotations

@@ -32,4 +32,5 @@ def build_task(cfg: TaskConfig) -> Task:
     try:
         return _FACTORIES[cfg.name](cfg)
     except KeyError:
-        raise ConfigError(f"task.name: unknown task {cfg.name!r}; known: {sorted(_FACTORIES)}")
+        known = sorted(_FACTORIES)
+        raise ConfigError(f"task.name: unknown task {cfg.name!r}; known: {known}") from None

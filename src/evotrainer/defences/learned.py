@@ -1,0 +1,99 @@
+"""Wires the learned defences into a run: the adversarial discriminator and the learned reward
+model are reward components the harness may weight; both are refitted at every outer step
+(GAN-like: the discriminator on the newest policy outputs; the reward model on every
+(component vector, output) -> per-meeting validation score pair seen so far). After a refit,
+the stored score vectors are rescored so fitness stays comparable."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from evotrainer.defences.discriminator import (
+    DiscriminatorReward,
+    OutputDiscriminator,
+    human_reference_pool,
+)
+from evotrainer.defences.learned_reward import LearnedReward, LearnedRewardModel, row_target
+from evotrainer.evaluation.evaluator import Evaluator
+from evotrainer.types import Instance, ValidationResult
+
+NAMES = ("discriminator", "learned")
+
+
+class LearnedDefences:
+    def __init__(
+        self,
+        evaluator: Evaluator,
+        discriminator: bool,
+        learned_reward: bool,
+        s_val_weights: dict[str, float],
+        seed: int,
+        exclude_ids: Sequence[str] = (),
+    ) -> None:
+        self.evaluator = evaluator
+        self.seed = seed
+        self.s_val_weights = s_val_weights
+        base = {k: v for k, v in evaluator.components.items() if k not in NAMES}
+        self.discriminator = OutputDiscriminator() if discriminator else None
+        self.model = LearnedRewardModel() if learned_reward else None
+        self._pairs_seen: set[tuple[str, str]] = set()
+        self._human: list[str] | None = None
+        self._exclude = tuple(exclude_ids)
+        if self.discriminator is not None:
+            evaluator.components["discriminator"] = DiscriminatorReward(self.discriminator)
+        if self.model is not None:
+            evaluator.components["learned"] = LearnedReward(self.model, base)
+
+    @property
+    def active(self) -> bool:
+        return self.discriminator is not None or self.model is not None
+
+    def refit(
+        self, outputs: Sequence[str], validated: dict[str, ValidationResult], step: int
+    ) -> dict[str, Any]:
+        """Refit both models; returns their reports (for the event log)."""
+        report: dict[str, Any] = {}
+        if self.discriminator is not None:
+            if self._human is None:
+                # training meetings are synthetic, so the "human" side is synthetic references
+                # (same domain): otherwise the classifier learns the topic, not the quality
+                pool = human_reference_pool(None, 200, self.seed, exclude_ids=self._exclude)
+                self._human = list(pool.texts)
+            r = self.discriminator.fit(self._human, list(outputs), rng_seed=self.seed + step)
+            report["discriminator"] = r.to_dict()
+        if self.model is not None:
+            for pid, v in validated.items():
+                for row in v.per_instance:
+                    key = (pid, row["instance_id"])
+                    if key in self._pairs_seen or row.get("error"):
+                        continue
+                    self._pairs_seen.add(key)
+                    target = row_target(row, self.s_val_weights)
+                    self.model.add(row.get("rewards") or {}, row.get("output", ""), target, group=pid)
+            report["learned"] = self.model.fit(rng_seed=self.seed + step).to_dict()
+        self.evaluator.rescore(NAMES)
+        return report
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "discriminator": self.discriminator.state_dict() if self.discriminator else None,
+            "learned": self.model.state_dict() if self.model else None,
+            "pairs_seen": sorted(map(list, self._pairs_seen)),
+        }
+
+    def load_state_dict(self, s: dict[str, Any]) -> None:
+        if self.discriminator is not None and s.get("discriminator"):
+            self.discriminator.load_state_dict(s["discriminator"])
+        if self.model is not None and s.get("learned"):
+            self.model.load_state_dict(s["learned"])
+        self._pairs_seen = {tuple(x) for x in s.get("pairs_seen", [])}  # type: ignore[misc]
+
+
+def batch_outputs(evaluator: Evaluator, policy_ids: Sequence[str], batch: Sequence[Instance]) -> list[str]:
+    return [
+        evaluator.store[(pid, inst.id)].rollout.output
+        for pid in policy_ids
+        for inst in batch
+        if (pid, inst.id) in evaluator.store and evaluator.store[(pid, inst.id)].rollout.output
+    ]

@@ -1,0 +1,113 @@
+"""The meeting-minutes task plug-in (SPEC: reference task).
+
+``MeetingTask`` wires the pieces together: the synthetic generator (generator.py), the prompt
+layout and truncation (render.py), the parser (parser.py), the reward components (rewards.py),
+the validation metric (metrics.py) and the JSONL loader (loader.py).
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from evotrainer.errors import ConfigError
+from evotrainer.tasks.base import RewardComponent, TaskGenerator, ValidationMetric
+from evotrainer.tasks.meetings.loader import load_instances
+from evotrainer.tasks.meetings.metrics import MinutesMetric
+from evotrainer.tasks.meetings.parser import Minutes, parse_minutes
+from evotrainer.tasks.meetings.render import TRUNCATION_POLICIES, render_messages
+from evotrainer.tasks.meetings.rewards import component_registry
+from evotrainer.tasks.meetings.schema import Meeting
+from evotrainer.types import Instance, Message
+
+__all__ = ["MeetingTask"]
+
+
+class MeetingTask:
+    """Meeting transcripts in, structured minutes out.
+
+    ``max_input_tokens`` bounds the rendered transcript (estimated tokens, see render.py);
+    ``truncation`` is "head", "head_tail" or "error"; ``hostile_share`` is the share of generated
+    meetings with planted private data and a prompt injection (for the safety constitution).
+    """
+
+    name = "meetings"
+
+    def __init__(
+        self,
+        max_input_tokens: int = 1536,
+        truncation: str = "head_tail",
+        hostile_share: float = 0.0,
+    ) -> None:
+        if truncation not in TRUNCATION_POLICIES:
+            raise ConfigError(
+                f"task.truncation must be one of {TRUNCATION_POLICIES}, got {truncation!r}"
+            )
+        if int(max_input_tokens) < 64:
+            raise ConfigError(f"task.max_input_tokens must be >= 64, got {max_input_tokens}")
+        if not 0.0 <= float(hostile_share) <= 1.0:
+            raise ConfigError(f"task.hostile_share must be in [0, 1], got {hostile_share}")
+        self.max_input_tokens = int(max_input_tokens)
+        self.truncation = truncation
+        self.hostile_share = float(hostile_share)
+
+    def __repr__(self) -> str:
+        return (
+            f"MeetingTask(max_input_tokens={self.max_input_tokens}, "
+            f"truncation={self.truncation!r}, hostile_share={self.hostile_share})"
+        )
+
+    def generator(self) -> TaskGenerator:
+        from evotrainer.tasks.meetings.generator import MeetingGenerator
+
+        return MeetingGenerator(hostile_share=self.hostile_share)
+
+    def render(self, instructions: str, instance: Instance) -> tuple[list[Message], bool]:
+        meeting = instance.payload
+        if not isinstance(meeting, Meeting):
+            raise TypeError(f"instance {instance.id!r}: payload is not a Meeting")
+        return render_messages(instructions, meeting, self.max_input_tokens, self.truncation)
+
+    def parse(self, output: str) -> Minutes:
+        return parse_minutes(output)
+
+    def reward_components(self) -> dict[str, RewardComponent]:
+        return component_registry()
+
+    def validation_metric(self) -> ValidationMetric:
+        return MinutesMetric()
+
+    def load(self, path: str | Path) -> list[Instance]:
+        return load_instances(path)
+
+    def synthetic_validation(self, n: int, seed: int) -> list[Instance]:
+        """``n`` held-out synthetic meetings, difficulty spread evenly over 0.2..0.8, drawn from
+        the seed stream ``random.Random(f"validation-{seed}")`` that training never uses."""
+        if n <= 0:
+            return []
+        gen = self.generator()
+        rng = random.Random(f"validation-{seed}")
+        out: list[Instance] = []
+        for i in range(n):
+            difficulty = 0.2 + 0.6 * (i / (n - 1) if n > 1 else 0.5)
+            out.extend(gen.sample(1, round(difficulty, 4), rng))
+        return out
+
+    # -- optional hooks used by the defences and the report ---------------------------------
+    def input_text(self, instance: Instance) -> str:
+        """The transcript the agent reads (the constitution checks outputs against it)."""
+        return instance.payload.transcript_text()
+
+    def reference_text(self, instance: Instance) -> str:
+        """The human reference the validation metric compares against (shown in the report)."""
+        from evotrainer.tasks.meetings.metrics import reference_text
+
+        return reference_text(instance.payload)
+
+    def hostile_instances(self, n: int, seed: int) -> list[Instance]:
+        """``n`` synthetic meetings with a planted prompt injection and private data, from a seed
+        stream training never uses (the robustness probe)."""
+        from evotrainer.tasks.meetings.generator import MeetingGenerator
+
+        rng = random.Random(f"hostile-{seed}")
+        return MeetingGenerator(hostile_share=1.0).sample(n, 0.3, rng)
