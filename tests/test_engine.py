@@ -52,7 +52,9 @@ def test_spec_defaults():
 
 
 def test_unknown_reward_component_is_a_config_error():
-    cfg = config_from_dict({"harness": {"weights": {"completness": 1.0}}, "cache": {"enabled": False}})
+    cfg = config_from_dict(
+        {"harness": {"weights": {"completness": 1.0}}, "cache": {"enabled": False}}
+    )
     task = RecordingMeetingTask()
     with pytest.raises(ConfigError, match="completness"):
         CoEvolution(cfg, task=task, llm=family_llm(task))
@@ -129,8 +131,10 @@ def _gaming_config(tmp_path, **over):
             ],
         },
         "outer": {"every": 3, "variants": 3, "rollback_patience": 3},
-        "harness": {"difficulty": 0.3, "weights": {"completeness": 0.1, "format": 0.1,
-                                                   "action_count": 0.8}},
+        "harness": {
+            "difficulty": 0.3,
+            "weights": {"completeness": 0.1, "format": 0.1, "action_count": 0.8},
+        },
         "validation": {"data": None, "synthetic_size": 6},
         "report": False,
     }
@@ -180,4 +184,6 @@ def test_docs_config_reference_is_current():
     from evotrainer.config import reference_markdown
 
     doc = Path(__file__).resolve().parents[1] / "docs" / "config.md"
-    assert doc.read_text() == reference_markdown(), "run: evotrainer config --markdown > docs/config.md"
+    assert doc.read_text() == reference_markdown(), (
+        "run: evotrainer config --markdown > docs/config.md"
+    )

@@ -58,7 +58,9 @@ def test_errors_are_not_cached(tmp_path):
 
 
 def test_budget_cap_stops_with_clear_message():
-    stack = build_stack(ScriptedLLM(["a"], cycle=True), CacheConfig(enabled=False), Budget(max_calls=2))
+    stack = build_stack(
+        ScriptedLLM(["a"], cycle=True), CacheConfig(enabled=False), Budget(max_calls=2)
+    )
     stack.client.complete(MSG, SamplingParams())
     stack.client.complete(MSG, SamplingParams())
     with pytest.raises(BudgetExceeded, match="max_calls=2"):

@@ -19,7 +19,6 @@ from evotrainer.llm.llamacpp import smollm2_path
 from evotrainer.llm.openai_http import OpenAICompatibleLLM
 from evotrainer.llm.spec import build_backend, build_stack
 from evotrainer.types import Message
-
 from tests.support import needs_model
 
 pytestmark = [pytest.mark.slow, needs_model]
@@ -57,9 +56,21 @@ def llama_server():
     pytest.importorskip("llama_cpp.server", reason="needs llama-cpp-python[server]")
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path()),
-         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
-         "--model_alias", "smollm2"],
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(smollm2_path()),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "2048",
+            "--model_alias",
+            "smollm2",
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -102,5 +102,3 @@ def test_corrupt_checkpoint_falls_back(tmp_path):
     p1.write_text(json.dumps(doc))
     with pytest.raises(CheckpointError):
         load_latest(tmp_path)
-
-

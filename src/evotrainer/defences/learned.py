@@ -70,7 +70,9 @@ class LearnedDefences:
                         continue
                     self._pairs_seen.add(key)
                     target = row_target(row, self.s_val_weights)
-                    self.model.add(row.get("rewards") or {}, row.get("output", ""), target, group=pid)
+                    self.model.add(
+                        row.get("rewards") or {}, row.get("output", ""), target, group=pid
+                    )
             report["learned"] = self.model.fit(rng_seed=self.seed + step).to_dict()
         self.evaluator.rescore(NAMES)
         return report
@@ -90,7 +92,9 @@ class LearnedDefences:
         self._pairs_seen = {tuple(x) for x in s.get("pairs_seen", [])}  # type: ignore[misc]
 
 
-def batch_outputs(evaluator: Evaluator, policy_ids: Sequence[str], batch: Sequence[Instance]) -> list[str]:
+def batch_outputs(
+    evaluator: Evaluator, policy_ids: Sequence[str], batch: Sequence[Instance]
+) -> list[str]:
     return [
         evaluator.store[(pid, inst.id)].rollout.output
         for pid in policy_ids

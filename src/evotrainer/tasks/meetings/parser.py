@@ -407,7 +407,9 @@ def _table_items(
     due_c = col("due", "deadline", "when", "date", "by")
     if due_c is not None and due_c in (owner_c, task_c):
         due_c = None
-    is_action = in_action or owner_c is not None or col("task", "action", "to do", "todo") is not None
+    is_action = (
+        in_action or owner_c is not None or col("task", "action", "to do", "todo") is not None
+    )
     body = rows[1:]
     texts = [" | ".join(c for c in r if c) for r in body]
     if not is_action:

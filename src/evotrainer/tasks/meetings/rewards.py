@@ -460,7 +460,7 @@ class _OutFeatures:
     shingles: list[tuple[str, ...]]
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=256)
 def _out_features(text: str) -> _OutFeatures:
     toks = tokens(text)
     stems = frozenset(stem(t) for t in toks)
