@@ -162,17 +162,33 @@ def generate(
     out.print(f"wrote {n} meetings to {out_file} (L={difficulty}, mean {words:.0f} words)")
 
 
+def _policy_text(prompt: str) -> str:
+    from evotrainer.policy.seeds import SEED_TEXTS
+
+    if prompt.startswith("seed:"):
+        name = prompt.removeprefix("seed:")
+        if name not in SEED_TEXTS:
+            raise EvoTrainerError(f"--prompt {prompt}: known seeds are {sorted(SEED_TEXTS)}")
+        return SEED_TEXTS[name]
+    path = Path(prompt)
+    return path.read_text() if path.is_file() else prompt
+
+
 @app.command("eval")
 def eval_(
     data: Annotated[Path, typer.Option("--data", "--val-data", help="meetings JSONL")],
-    prompt: Annotated[str, typer.Option("--prompt", help="policy text, or a file holding it")],
+    prompt: Annotated[
+        list[str],
+        typer.Option("--prompt", help="policy text, a file holding it, or seed:A|B|C (repeatable)"),
+    ],
     out_file: Annotated[Path | None, typer.Option("--out", help="metrics JSON")] = None,
     limit: Annotated[int | None, typer.Option("--limit", min=1)] = None,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help="config override")] = None,
 ) -> None:
-    """Run one policy over a data set and report validation metrics."""
+    """Run policies over a data set and report validation metrics (several policies share each
+    meeting's prefill: meetings are evaluated one at a time for all policies)."""
     from evotrainer.config import load_config
     from evotrainer.evaluation.evaluator import Evaluator
     from evotrainer.evaluation.runner import runner_for
@@ -185,8 +201,7 @@ def eval_(
 
     try:
         cfg = load_config(None, (set_ or []) + _overrides(model, base_url, None))
-        text = Path(prompt).read_text() if Path(prompt).is_file() else prompt
-        policy = PolicyGenome.from_text(text)
+        policies = [PolicyGenome.from_text(_policy_text(p), name=p) for p in prompt]
         task = build_task(cfg.task)
         instances = task.load(data)[:limit] if limit else task.load(data)
         stack = build_stack(build_backend(cfg.model, cfg.seed), cfg.cache, Budget())
@@ -199,43 +214,71 @@ def eval_(
         trunc = f"{cfg.task.truncation} at {cfg.task.max_input_tokens} tokens"
         validator = Validator(task, evaluator, instances, cfg.outer.s_val_weights, str(data), trunc)
         t0 = time.perf_counter()
-        with err.status(f"evaluating on {len(instances)} meetings ..."):
-            res = validator.validate_one(policy)
+        with err.status(f"evaluating {len(policies)} policies on {len(instances)} meetings ..."):
+            results = validator.validate(policies)
         wall = time.perf_counter() - t0
     except EvoTrainerError as exc:
         _fail(exc)
         return
     keys = task.validation_metric().keys
-    table = Table(title=f"{data.name}: {len(instances)} meetings, truncation {trunc}")
-    table.add_column("meeting")
-    for k in keys:
-        table.add_column(k, justify="right")
-    for row in res.per_instance:
-        table.add_row(
-            row["instance_id"] + (" *" if row["truncated"] else ""),
-            *("-" if row.get(k) is None else f"{row[k]:.3f}" for k in keys),
-        )
-    table.add_row("[bold]mean", *(f"{res.aggregates.get(k, float('nan')):.3f}" for k in keys))
+    title = f"{data.name}: {len(instances)} meetings, truncation {trunc}"
+    if len(policies) == 1:
+        res = results[policies[0].id]
+        table = Table(title=title)
+        table.add_column("meeting")
+        for k in keys:
+            table.add_column(k, justify="right")
+        for row in res.per_instance:
+            table.add_row(
+                row["instance_id"] + (" *" if row["truncated"] else ""),
+                *("-" if row.get(k) is None else f"{row[k]:.3f}" for k in keys),
+            )
+        table.add_row("[bold]mean", *(_fmt(res.aggregates.get(k)) for k in keys))
+    else:
+        table = Table(title=title)
+        table.add_column("policy")
+        table.add_column("s_val", justify="right")
+        for k in keys:
+            table.add_column(k, justify="right")
+        for p in policies:
+            res = results[p.id]
+            table.add_row(
+                p.name[:40], f"{res.s_val:.3f}", *(_fmt(res.aggregates.get(k)) for k in keys)
+            )
     out.print(table)
     out.print(
-        f"s_val {res.s_val:.4f}  (* = transcript truncated)  wall {wall:.0f}s, "
-        f"{stack.budget.backend_calls} backend calls, {stack.budget.cache_hits} cache hits"
+        f"(* = transcript truncated) wall {wall:.0f}s, {stack.budget.backend_calls} backend "
+        f"calls, {stack.budget.cache_hits} cache hits"
     )
     if out_file:
+        docs = []
+        for p in policies:
+            res = results[p.id]
+            docs.append(
+                {
+                    "prompt": p.render(),
+                    "label": p.name,
+                    "s_val": res.s_val,
+                    **{k: res.aggregates.get(k) for k in keys},
+                    "aggregates": dict(res.aggregates),
+                    "per_meeting": list(res.per_instance),
+                }
+            )
         doc = {
             "data": str(data),
-            "prompt": text,
             "model": stack.backend.model_id,
             "truncation": trunc,
-            "s_val": res.s_val,
-            **{k: res.aggregates.get(k) for k in keys},
-            "aggregates": dict(res.aggregates),
-            "per_meeting": list(res.per_instance),
+            **docs[0],
+            "policies": docs,
             "budget": stack.budget.snapshot(),
             "wall_s": round(wall, 2),
         }
         out_file.parent.mkdir(parents=True, exist_ok=True)
         out_file.write_text(json.dumps(doc, indent=2))
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
 
 
 @app.command()

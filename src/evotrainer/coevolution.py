@@ -323,9 +323,11 @@ class CoEvolution:
                 self._watch_generation()
                 self.checkpoint()
                 g = self.inner.generation
-                outer_due = self.cfg.outer.enabled and g % self.cfg.outer.every == 0
-                if outer_due and g < self.cfg.inner.generations:
-                    batch = self._outer_step(batch)
+                if g % self.cfg.outer.every == 0 and g < self.cfg.inner.generations:
+                    if self.cfg.outer.enabled:
+                        batch = self._outer_step(batch)
+                    else:
+                        self._monitor_step()
                     self.checkpoint()
         except BudgetExceeded as exc:
             stopped = "budget"
@@ -420,6 +422,19 @@ class CoEvolution:
         )
         self._emit_generation(self.inner, batch)
         return batch
+
+    def _monitor_step(self) -> None:
+        """Harness fixed (outer loop off): still validate the best policy every ``outer.every``
+        generations, so s_val is tracked and the proxy-gap monitor can compare it to the
+        training reward."""
+        self.outer_step += 1
+        best = self.inner.best()
+        v = self.validate([best], "incumbent")[best.id]
+        self._archive(best, self.harness, v.s_val)
+        self.hopt.s_val_history.append(v.s_val)
+        if self.monitor:
+            train = self.inner.fitness[best.id].fitness
+            self._alerts(self.monitor.observe_validation(self.outer_step, v.s_val, train))
 
     def _weakness(
         self, opt: PolicyOptimizer, batch: Sequence[Instance], v: ValidationResult

@@ -32,7 +32,9 @@ class ModelConfig(_Strict):
         None, description="endpoint of an OpenAI-compatible server; default $OPENAI_BASE_URL"
     )
     n_ctx: int = Field(8192, ge=512, description="context window of the embedded model (tokens)")
-    n_threads: int | None = Field(None, ge=1, description="CPU threads (embedded); None = all")
+    n_threads: int | None = Field(
+        None, ge=1, description="CPU threads (embedded); None = the cores not already busy"
+    )
     concurrency: int = Field(4, ge=1, description="parallel requests (HTTP backends)")
     timeout_s: float = Field(120.0, gt=0, description="HTTP request timeout")
     max_retries: int = Field(4, ge=0, description="HTTP retries on 429/5xx/timeouts")
@@ -100,7 +102,12 @@ class InnerConfig(_Strict):
 
 class OuterConfig(_Strict):
     enabled: bool = Field(True, description="evolve the harness (False = inner GA alone)")
-    every: int = Field(5, ge=1, description="an outer step every N inner generations")
+    every: int = Field(
+        5,
+        ge=1,
+        description="an outer step every N inner generations (outer loop off: a validation of "
+        "the best policy, to track s_val)",
+    )
     variants: int = Field(3, ge=1, description="harness variants proposed per outer step")
     include_incumbent: bool = Field(
         True, description="also trial the unchanged harness, so change must earn its place"

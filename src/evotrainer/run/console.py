@@ -48,7 +48,6 @@ class ConsoleProgress:
         elif event.type in (ev.VALIDATION_SET, ev.WARNING):
             p(("[yellow]warning:[/] " if event.type == ev.WARNING else "") + d["message"])
         elif event.type == ev.GENERATION:
-            self._bar(d["total_generations"])
             b = d["budget"]
             status = (
                 f"best {_num(d['best_fitness'])} mean {_num(d['mean_fitness'])} | "
@@ -56,6 +55,15 @@ class ConsoleProgress:
                 f"L {d['harness']['difficulty']:.2f} {_weights(d['harness'])} | "
                 f"calls {b['llm_calls']} tok {b['prompt_tokens'] + b['completion_tokens']}"
             )
+            if not self.console.is_terminal:  # a log file: one plain line per generation
+                p(
+                    f"gen {d['generation']}/{d['total_generations']} {status} "
+                    f"| {d['elapsed_s']:.0f}s",
+                    markup=False,
+                    highlight=False,
+                )
+                return
+            self._bar(d["total_generations"])
             assert self.progress is not None
             self.progress.update(self.task_id, completed=d["generation"], status=status)
         elif event.type == ev.OUTER_STEP:
