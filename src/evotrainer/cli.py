@@ -29,7 +29,9 @@ BaseUrlOpt = Annotated[
 
 
 def _fail(exc: Exception) -> None:
-    err.print(f"[red]error:[/] {exc}")
+    from rich.text import Text
+
+    err.print(Text("error: ", style="red") + Text(str(exc)), soft_wrap=True, highlight=False)
     raise typer.Exit(2)
 
 

@@ -61,6 +61,7 @@ class ConsoleProgress:
                     f"| {d['elapsed_s']:.0f}s",
                     markup=False,
                     highlight=False,
+                    soft_wrap=True,
                 )
                 return
             self._bar(d["total_generations"])
