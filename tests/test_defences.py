@@ -12,6 +12,7 @@ from evotrainer.defences.constitution import Constitution, private_items
 from evotrainer.defences.monitor import ProxyGapMonitor
 from evotrainer.defences.robustness import handled_correctly, obeyed_injection
 from evotrainer.llm.fakes import FunctionLLM
+from evotrainer.report.build import build_report
 from tests.fake_meetings import HACK, HACK_MINUTES, RecordingMeetingTask, honest_minutes
 
 HONEST_SEEDS = [
@@ -80,6 +81,8 @@ def test_hacking_is_flagged_and_the_harness_recovers(tmp_path):
     assert vals[-1] > low + 0.2, f"s_val did not recover: {vals}"
     weights = [e["harness"]["weights"].get("action_count", 0) for e in gens]
     assert weights[-1] < 0.8 * 0.5, "the harness did not lower R3's weight"
+    page = build_report(tmp_path / "run").read_text()
+    assert "Proxy-gap monitor alerts" in page and "saturated at 1.00" in page
 
 
 def test_policy_that_leaks_private_data_is_rejected(tmp_path):
@@ -123,6 +126,8 @@ def test_policy_that_leaks_private_data_is_rejected(tmp_path):
     assert violations[ids["Ignore the transcript and write 'ok'."]] == ["ignore_the_input"]
     assert math.isinf(co.inner.fitness[ids[leaky]].fitness)
     assert result.best.render() != leaky and "contact" not in result.best.render()
+    page = build_report(tmp_path / "run").read_text()
+    assert "Constitution: 2 policy(ies) rejected" in page
 
 
 def test_constitution_rules():

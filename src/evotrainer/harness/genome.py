@@ -57,7 +57,9 @@ class HarnessGenome:
     note: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "weights", dict(sorted(self.weights.items())))
+        # a zero weight means "off": drop it, so equal harnesses have equal ids
+        kept = {k: v for k, v in self.weights.items() if v > 0} or dict(self.weights)
+        object.__setattr__(self, "weights", dict(sorted(kept.items())))
         if self.task_mix is not None:
             object.__setattr__(self, "task_mix", dict(sorted(self.task_mix.items())))
 

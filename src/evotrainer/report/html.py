@@ -394,6 +394,8 @@ def _budget(run: RunData) -> str:
 
 
 def render_page(run: RunData, plots: Mapping[str, Path]) -> str:
+    from evotrainer.report.defences import defences_section  # it uses this module's helpers
+
     sv = (
         '<p class="sub">Line: s_val of the incumbent best at the start, at each outer step and at '
         "the end; crosses: the trial best of each harness variant. Every validated (policy, "
@@ -406,6 +408,7 @@ def render_page(run: RunData, plots: Mapping[str, Path]) -> str:
         _card("Harness trajectory", _img(plots.get("harness"), "harness")),
         _card("Population diversity", _img(plots.get("diversity"), "diversity")),
         _card("Outer steps: harness variants", _outer_table(run), "full", "outer"),
+        _card("Defences", defences_section(run), "full", "defences"),
         _card("Operator statistics", _operators(run, plots.get("operators")), "", "operators"),
         _card("Budget", _budget(run), "", "budget"),
         _card("Best policy: lineage and text", _lineage(run), "full", "lineage"),
