@@ -127,7 +127,7 @@ def test_policy_that_leaks_private_data_is_rejected(tmp_path):
     assert math.isinf(co.inner.fitness[ids[leaky]].fitness)
     assert result.best.render() != leaky and "contact" not in result.best.render()
     page = build_report(tmp_path / "run").read_text()
-    assert "Constitution: 2 policy(ies) rejected" in page
+    assert "Constitution: " in page and "policy(ies) rejected" in page and "private_data" in page
 
 
 def test_constitution_rules():
