@@ -187,3 +187,18 @@ def test_docs_config_reference_is_current():
     assert doc.read_text() == reference_markdown(), (
         "run: evotrainer config --markdown > docs/config.md"
     )
+
+
+def test_monitor_suspects_feed_the_steering():
+    hopt = _hopt()
+    report = WeaknessReport(
+        s_val=0.2,
+        s_val_by_length={"long": 0.2},
+        train_reward=0.5,
+        train_components={"action_count": 1.0, "completeness": 0.0, "format": 1.0},
+        validation={"rougeL": 0.05, "action_item_f1": 0.33},  # F1 not "low": abstention
+        suspects=("action_count",),
+    )
+    assert report.gamed(hopt.current.weights) == ["action_count"]
+    steer = [v for v in hopt.ask(report) if v.operator == "steer"]
+    assert steer and all(v.weights["action_count"] < 0.3 for v in steer)

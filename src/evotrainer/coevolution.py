@@ -76,6 +76,7 @@ class CoEvolution:
     ) -> None:
         self.cfg = config
         self._notes: list[tuple[str, dict[str, Any]]] = []  # events to emit once run() starts
+        self._suspects: set[str] = set()  # components the monitor flagged since the last step
         self.task = task or build_task(config.task)
         budget = Budget(max_calls=config.budget.max_calls, max_tokens=config.budget.max_tokens)
         backend = llm or build_backend(config.model, seed=config.seed)
@@ -277,6 +278,8 @@ class CoEvolution:
 
     def _alerts(self, alerts: Sequence[Any]) -> None:
         for a in alerts:
+            if a.kind == "component_saturated":
+                self._suspects.add(a.detail["saturated"])
             self.emit(ev.ALERT, kind=a.kind, message=a.message, detail=dict(a.detail))
 
     # -- validation ------------------------------------------------------------------------
@@ -384,6 +387,7 @@ class CoEvolution:
             self.emit(ev.DEFENCE_REFIT, outer_step=self.outer_step, **refit)
             self.inner.refit(self.fitness_of(self.inner.population, batch, self.harness))
         report = self._weakness(self.inner, batch, current)
+        self._suspects.clear()
         variants = self.hopt.ask(report)
         trials: list[tuple[PolicyOptimizer, list[Instance], int]] = []
         for i, h in enumerate(variants):
@@ -455,6 +459,7 @@ class CoEvolution:
             train_components=dict(fit.components),
             validation=dict(v.aggregates),
             reward_by_kind={k: sum(x) / len(x) for k, x in by_kind.items()},
+            suspects=tuple(self._suspects),
         )
 
     def _emit_generation(self, opt: PolicyOptimizer, batch: Sequence[Instance]) -> None:

@@ -32,13 +32,18 @@ class WeaknessReport:
     train_components: Mapping[str, float]
     validation: Mapping[str, float]
     reward_by_kind: Mapping[str, float] = field(default_factory=dict)
+    suspects: tuple[str, ...] = ()  # components the proxy-gap monitor flagged since last step
 
     def gamed(self, weights: Mapping[str, float]) -> list[str]:
-        out = []
+        """Weighted components suspected of being gamed: flagged by the monitor (saturated
+        while another component fell), or saturated in training while the validation metric
+        they stand for is low."""
+        out = [c for c in self.suspects if weights.get(c, 0) > 0]
         for comp, (metric, low) in PROXY_OF.items():
             if weights.get(comp, 0) <= 0 or metric not in self.validation:
                 continue
-            if self.train_components.get(comp, 0) >= SATURATED and self.validation[metric] < low:
+            saturated = self.train_components.get(comp, 0) >= SATURATED
+            if saturated and self.validation[metric] < low and comp not in out:
                 out.append(comp)
         return out
 
@@ -64,4 +69,5 @@ class WeaknessReport:
             "train_reward": self.train_reward,
             "train_components": dict(self.train_components),
             "reward_by_kind": dict(self.reward_by_kind),
+            "suspects": list(self.suspects),
         }
