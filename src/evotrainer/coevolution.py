@@ -459,7 +459,7 @@ class CoEvolution:
             train_components=dict(fit.components),
             validation=dict(v.aggregates),
             reward_by_kind={k: sum(x) / len(x) for k, x in by_kind.items()},
-            suspects=tuple(self._suspects),
+            suspects=tuple(sorted(self._suspects)),
         )
 
     def _emit_generation(self, opt: PolicyOptimizer, batch: Sequence[Instance]) -> None:
