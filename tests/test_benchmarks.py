@@ -81,7 +81,20 @@ def test_quality_falls_back_to_synthetic_data_and_says_so(tmp_path):
 
 def test_efficiency_throughput_on_the_fake(tmp_path):
     out = tmp_path / "eff.json"
-    efficiency.main(["--model", C.FAKE_SPEC, "--out", str(out), "--min-seconds", "0.01"])
+    efficiency.main(
+        [
+            "--model",
+            C.FAKE_SPEC,
+            "--out",
+            str(out),
+            "--work-dir",
+            str(tmp_path / "work"),
+            "--min-seconds",
+            "0.01",
+            "--engine-generations",
+            "1",
+        ]
+    )
     doc = json.loads(out.read_text())
     rows = doc["throughput"]["evaluator"]
     assert {(r["population"], r["batch"]) for r in rows} == {
@@ -144,3 +157,13 @@ def test_layout_measurement_on_the_real_model():
         "prefilled_tokens_per_evaluation"
     ]
     assert first < other  # the shared transcript prefix is reused only when it comes first
+
+
+def test_quality_table_and_estimate_modes(tmp_path, capsys):
+    quality.run(quality.parse_args(_quality_args(tmp_path, "--methods", "seeds", "--budget", "8")))
+    capsys.readouterr()
+    assert quality.main(["--table", str(tmp_path / "quality.json")]) == 0
+    assert "| seed_best |" in capsys.readouterr().out
+    assert quality.main(["--estimate", "--model", C.FAKE_SPEC, "--profile", "full"]) == 0
+    est = json.loads(capsys.readouterr().out)
+    assert est["calls"]["budgeted"] == 5 * 3 * quality.PROFILES["full"]["budget"]

@@ -1,0 +1,723 @@
+"""Quality at equal budget: EvoTrainer against the methods people use instead.
+
+Every method gets the same model, the same data, the same truncation and the same number of
+backend LLM calls per seed (task calls and mutation/reflection/meta-prompt calls alike); each
+method and seed has its own budget and its own fresh cache. The chosen policy of every run is
+then scored on held-out test meetings (outside the budget, one shared evaluator).
+
+Methods:
+  seeds          the hand-written seed policies A, B, C unchanged, and the best of the three on
+                 the selection data ("seed_best")
+  random_search  random prompt variations (1-2 operators applied to a random seed), each scored
+                 on the selection meetings; the best kept
+  inner_ga       EvoTrainer's inner GA alone (outer.enabled=false): harness fixed
+  evotrainer     EvoTrainer with co-evolution (outer.enabled=true)
+  gepa           GEPA (gepa package) with an adapter on the same task/metric/endpoint
+  evoprompt_ga   promptolution's EvoPromptGA (EvoPrompt-style GA) on the same task/endpoint
+
+Selection data: AMI train meetings (../shared/data/meetings/ami-train.jsonl); test data: AMI dev
+(ami-dev.jsonl). Without those files both fall back to disjoint held-out synthetic sets and the
+output says so.
+
+    python benchmarks/quality.py --profile quick            # ~60 min on 2 CPU cores
+    python benchmarks/quality.py --profile full             # see docs/benchmarks.md
+    python benchmarks/quality.py --model fake:minutes --budget 20 --seeds 2   # seconds, no model
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks import common as C  # noqa: E402
+from evotrainer.coevolution import CoEvolution  # noqa: E402
+from evotrainer.config import (  # noqa: E402
+    BudgetConfig,
+    CacheConfig,
+    HarnessConfig,
+    InnerConfig,
+    OuterConfig,
+    RunConfig,
+    TaskConfig,
+    ValidationConfig,
+)
+from evotrainer.errors import BudgetExceeded  # noqa: E402
+from evotrainer.evaluation.evaluator import Evaluator  # noqa: E402
+from evotrainer.evaluation.runner import SerialRunner  # noqa: E402
+from evotrainer.evaluation.validation import Validator  # noqa: E402
+from evotrainer.llm.base import LLMClient, SamplingParams  # noqa: E402
+from evotrainer.llm.budget import Budget  # noqa: E402
+from evotrainer.llm.spec import build_stack  # noqa: E402
+from evotrainer.operators.base import OperatorContext  # noqa: E402
+from evotrainer.operators.registry import choose_operator, default_operator_weights  # noqa: E402
+from evotrainer.operators.repair import repair_child  # noqa: E402
+from evotrainer.policy.genome import PolicyGenome  # noqa: E402
+from evotrainer.policy.seeds import seed_policies  # noqa: E402
+from evotrainer.tasks.meetings.task import MeetingTask  # noqa: E402
+
+PROFILES: dict[str, dict[str, Any]] = {
+    # Sized so that the whole benchmark (5 optimisers x 3 seeds x budget, plus test evaluation)
+    # finishes within 60 minutes on 2 CPU cores with the embedded 135M model.
+    "quick": {
+        "budget": 40,
+        "seeds": 3,
+        "n_selection": 2,
+        "n_gepa_train": 4,
+        "n_test": 3,
+        "max_input_tokens": 512,
+        "max_tokens": 128,
+        "operator_max_tokens": 128,
+        "population": 4,
+        "elites": 2,
+        "tasks_per_generation": 2,
+        "outer_every": 1,
+        "outer_variants": 1,
+        "difficulty": 0.15,
+        "n_ctx": 4096,
+        "random_batch": 4,
+        # with 2 selection meetings, one whose reference has no action item (an empty list then
+        # scores action-item F1 = 1) would dominate s_val: select among those with items
+        "selection_with_action_items": True,
+    },
+    # The engine's defaults for sizes and tokens; all 20 dev meetings.
+    "full": {
+        "budget": 300,
+        "seeds": 3,
+        "n_selection": 5,
+        "n_gepa_train": 10,
+        "n_test": 20,
+        "max_input_tokens": 1536,
+        "max_tokens": 320,
+        "operator_max_tokens": 200,
+        "population": 6,
+        "elites": 3,
+        "tasks_per_generation": 3,
+        "outer_every": 3,
+        "outer_variants": 2,
+        "difficulty": 0.3,
+        "n_ctx": 4096,
+        "random_batch": 6,
+        "selection_with_action_items": True,
+    },
+}
+METHODS = ("seeds", "random_search", "inner_ga", "evotrainer", "gepa", "evoprompt_ga")
+ROWS = (
+    "seed_A",
+    "seed_B",
+    "seed_C",
+    "seed_best",
+    "random_search",
+    "inner_ga",
+    "evotrainer",
+    "gepa",
+    "evoprompt_ga",
+)
+DESCRIPTIONS = {
+    "seed_A": "seed policy A unchanged",
+    "seed_B": "seed policy B unchanged",
+    "seed_C": "seed policy C unchanged",
+    "seed_best": "best of A, B, C on the selection data",
+    "random_search": "random search over prompt variations of the seeds",
+    "inner_ga": "EvoTrainer inner GA alone (outer.enabled=false)",
+    "evotrainer": "EvoTrainer with co-evolution (outer.enabled=true)",
+    "gepa": "GEPA (gepa package), adapter on the same task and metric",
+    "evoprompt_ga": "EvoPromptGA from promptolution",
+}
+TEST_KEYS = ("rougeL", "action_item_f1", "rouge1", "rouge2", "decision_recall")
+
+
+@dataclass
+class RunOut:
+    """What one method run on one seed hands back."""
+
+    best: PolicyGenome
+    selection_s_val: float | None
+    stack_budget: Budget
+    wall_s: float
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace, prof: dict[str, Any]) -> None:
+        self.args = args
+        self.prof = prof
+        self.budget = int(prof["budget"])
+        self.weights = dict(C.S_VAL_WEIGHTS)
+        self.task = MeetingTask(max_input_tokens=prof["max_input_tokens"], truncation="head_tail")
+        self.work: Path = Path(args.work_dir) if args.work_dir else C.WORK / f"quality-{args.tag}"
+        self.work.mkdir(parents=True, exist_ok=True)
+        self.selection = C.load_split(
+            self.task,
+            args.train_data,
+            prof["n_selection"],
+            name="selection",
+            synthetic_seed=1001,
+            with_action_items=prof["selection_with_action_items"],
+        )
+        self.gepa_train = C.load_split(
+            self.task,
+            args.train_data,
+            prof["n_gepa_train"],
+            name="gepa-train",
+            synthetic_seed=1002,
+            exclude=set(self.selection.info["ids"]),
+            offset=1,
+            with_action_items=prof["selection_with_action_items"],
+        )
+        self.test = C.load_split(
+            self.task, args.test_data, prof["n_test"], name="test", synthetic_seed=2002
+        )
+        for s in (self.selection, self.gepa_train, self.test):
+            C.log(s.info["message"])
+        self.backend: LLMClient = C.make_backend(
+            args.model, prof["n_ctx"], args.threads, args.base_url
+        )
+        self._endpoint: LLMClient | None = None
+        self.server: C.LlamaServer | None = None
+        self.endpoint_info: dict[str, Any] = {}
+
+    # -- helpers --------------------------------------------------------------------------
+    def agent_sampling(self, seed: int) -> SamplingParams:
+        return SamplingParams(temperature=0.0, max_tokens=self.prof["max_tokens"], seed=seed)
+
+    def operator_sampling(self, seed: int) -> SamplingParams:
+        return SamplingParams(
+            temperature=0.8, max_tokens=self.prof["operator_max_tokens"], seed=seed
+        )
+
+    def stack(self, name: str, seed: int, backend: LLMClient | None = None, max_calls=None):
+        return C.method_stack(
+            backend or self.backend,
+            self.work,
+            name,
+            seed,
+            self.budget if max_calls == "budget" else max_calls,
+        )
+
+    def endpoint(self) -> LLMClient:
+        """The OpenAI-compatible endpoint GEPA and promptolution talk to: a llama_cpp.server
+        on the same GGUF file (local models), the given server (openai:), or the fake."""
+        if self._endpoint is not None:
+            return self._endpoint
+        spec = self.args.model
+        if spec == C.FAKE_SPEC:
+            self._endpoint = self.backend
+            self.endpoint_info = {"kind": "fake (in-process)"}
+        elif spec.startswith("openai:"):
+            self._endpoint = self.backend
+            self.endpoint_info = {"kind": "given server", "base_url": self.args.base_url}
+        else:
+            from evotrainer.llm.openai_http import OpenAICompatibleLLM
+
+            threads = self.args.threads or getattr(self.backend, "n_threads", 2)
+            self.server = C.LlamaServer(
+                C.gguf_path(spec), self.prof["n_ctx"], threads, self.work / "llama-server.log"
+            ).start()
+            C.log(f"llama_cpp.server up at {self.server.base_url} in {self.server.startup_s:.1f}s")
+            self._endpoint = OpenAICompatibleLLM(
+                "smollm2",
+                base_url=self.server.base_url,
+                timeout_s=900,
+                max_retries=1,
+                concurrency=1,
+                context_size=self.prof["n_ctx"],
+            )
+            self.endpoint_info = {
+                "kind": "python -m llama_cpp.server (OpenAI-compatible)",
+                "command": " ".join(self.server.command),
+                "startup_s": round(self.server.startup_s, 1),
+            }
+        return self._endpoint
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.close()
+
+    def validator(self, stack, seed: int) -> Validator:
+        ev = Evaluator(self.task, stack.client, self.agent_sampling(seed), SerialRunner())
+        return Validator(
+            self.task, ev, self.selection.instances, self.weights, self.selection.info["source"]
+        )
+
+    # -- methods --------------------------------------------------------------------------
+    def run_seeds(self, seed: int) -> dict[str, RunOut]:
+        t0 = time.perf_counter()
+        stack = self.stack("seeds", seed)
+        seeds = seed_policies()
+        res = self.validator(stack, seed).validate(seeds)
+        wall = time.perf_counter() - t0
+        out = {f"seed_{p.name}": RunOut(p, res[p.id].s_val, stack.budget, wall) for p in seeds}
+        best = max(seeds, key=lambda p: (res[p.id].s_val, -ord(p.name)))
+        out["seed_best"] = RunOut(
+            best, res[best.id].s_val, stack.budget, wall, {"chosen": best.name}
+        )
+        return out
+
+    def run_random_search(self, seed: int) -> RunOut:
+        t0 = time.perf_counter()
+        stack = self.stack("random_search", seed, max_calls="budget")
+        validator = self.validator(stack, seed)
+        rng = C.rng_for("random-search", seed)
+        seeds = seed_policies()
+        ctx = OperatorContext(
+            rng=rng, generation=1, llm=stack.client, sampling=self.operator_sampling(seed)
+        )
+        weights = default_operator_weights()
+        n_sel = len(self.selection.instances)
+        seen = {p.id for p in seeds}
+        pending: list[PolicyGenome] = list(seeds)
+        scored: dict[str, tuple[PolicyGenome, float]] = {}
+        proposed = failed = 0
+        budget = stack.budget
+
+        def left() -> int:
+            return self.budget - budget.backend_calls
+
+        try:
+            while left() >= n_sel:
+                k = min(self.prof["random_batch"], left() // n_sel)
+                tries = 0
+                while len(pending) < k and left() // n_sel > len(pending) and tries < 20 * k:
+                    tries += 1
+                    child = self._variation(rng, seeds, ctx, weights)
+                    proposed += 1
+                    if child is None or child.id in seen:
+                        failed += 1
+                        continue
+                    seen.add(child.id)
+                    pending.append(child)
+                k = min(len(pending), left() // n_sel)
+                if k <= 0:
+                    break
+                batch, pending = pending[:k], pending[k:]
+                res = validator.validate(batch)
+                for p in batch:
+                    scored[p.id] = (p, res[p.id].s_val)
+        except BudgetExceeded:
+            pass
+        best, s = max(scored.values(), key=lambda t: t[1])
+        return RunOut(
+            best,
+            s,
+            budget,
+            time.perf_counter() - t0,
+            {"candidates_scored": len(scored), "proposed": proposed, "rejected": failed},
+        )
+
+    @staticmethod
+    def _variation(
+        rng: random.Random,
+        seeds: list[PolicyGenome],
+        ctx: OperatorContext,
+        weights: dict[str, float],
+    ) -> PolicyGenome | None:
+        """1-2 random operators applied to random seeds (no reflective mutation: random search
+        has no feedback to reflect on)."""
+        current: PolicyGenome | None = None
+        for _ in range(1 if rng.random() < 0.6 else 2):
+            op = choose_operator(rng, weights, llm_available=True, exclude=("reflective",))
+            if op.arity == 2:
+                parents = [current or rng.choice(seeds), rng.choice(seeds)]
+            else:
+                parents = [current or rng.choice(seeds)]
+            child = op.apply(parents, ctx)
+            child = repair_child(child, ctx.max_chars) if child else None
+            if child is not None:
+                current = child
+        return current
+
+    def run_engine(self, seed: int, outer: bool) -> RunOut:
+        t0 = time.perf_counter()
+        name = "evotrainer" if outer else "inner_ga"
+        n_sel = len(self.selection.instances)
+        cache = self.work / "cache" / f"{name}-seed{seed}.sqlite"
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{cache}{suffix}").unlink(missing_ok=True)
+        p = self.prof
+        cfg = RunConfig(
+            seed=seed,
+            model={
+                "spec": self.args.model if not self.args.model.startswith("fake") else "local:x",
+                "n_ctx": p["n_ctx"],
+                "n_threads": self.args.threads,
+                "max_tokens": p["max_tokens"],
+                "operator_max_tokens": p["operator_max_tokens"],
+            },
+            cache=CacheConfig(enabled=True, path=str(cache)),
+            # the last n_sel calls are reserved for validating the final best (see below)
+            budget=BudgetConfig(max_calls=self.budget - n_sel),
+            task=TaskConfig(max_input_tokens=p["max_input_tokens"], truncation="head_tail"),
+            inner=InnerConfig(
+                population=p["population"],
+                elites=p["elites"],
+                tasks_per_generation=p["tasks_per_generation"],
+                generations=10_000,  # the budget ends the run
+            ),
+            outer=OuterConfig(enabled=outer, every=p["outer_every"], variants=p["outer_variants"]),
+            harness=HarnessConfig(difficulty=p["difficulty"]),
+            validation=ValidationConfig(data=None, limit=None),
+            report=False,
+        )
+        co = CoEvolution(cfg, task=self.task, llm=self.backend, validation=self.selection.instances)
+        res = co.run()
+        best, best_s = res.best, res.best_s_val
+        final_note = "completed"
+        if res.summary["stopped"] == "budget":
+            # The engine validates its last best only when a run completes; under a call cap it
+            # returns the best *archived* policy, which for the GA alone is the initial one. The
+            # benchmark therefore reserves n_sel calls and validates the final best itself.
+            final = co.inner.best()
+            co.budget.max_calls = self.budget
+            try:
+                v = co.validate([final], "final")[final.id]
+                final_note = f"final best {final.id} validated: s_val {v.s_val:.4f}"
+                if v.s_val > best_s:
+                    best, best_s = final, v.s_val
+            except BudgetExceeded:
+                final_note = "no budget left to validate the final best"
+        s = res.summary
+        return RunOut(
+            best,
+            best_s,
+            co.budget,
+            time.perf_counter() - t0,
+            {
+                "stopped": s["stopped"],
+                "generations": s["generations"],
+                "outer_steps": s["outer_steps"],
+                "trial_generations": s["trial_generations"],
+                "initial_s_val": s["initial_s_val"],
+                "archive_best_s_val": res.best_s_val,
+                "final_validation": final_note,
+                "harness": s["harness"],
+                "best_lineage": best.lineage.operator,
+            },
+        )
+
+    def _scorer(self, name: str, seed: int):
+        from benchmarks.baselines import Scorer
+
+        stack = self.stack(name, seed, backend=self.endpoint(), max_calls="budget")
+        return Scorer(self.task, stack, self.agent_sampling(seed), self.weights)
+
+    def run_gepa(self, seed: int) -> RunOut:
+        from benchmarks.baselines import run_gepa
+
+        t0 = time.perf_counter()
+        scorer = self._scorer("gepa", seed)
+        out = run_gepa(
+            scorer,
+            seed_policies()[0].render(),
+            self.gepa_train.instances,
+            self.selection.instances,
+            self.operator_sampling(seed),
+            seed,
+        )
+        best = PolicyGenome.from_text(out.pop("best"), name="gepa")
+        return RunOut(
+            best,
+            out.pop("selection_s_val"),
+            scorer.stack.budget,
+            time.perf_counter() - t0,
+            out,
+        )
+
+    def run_evoprompt(self, seed: int) -> RunOut:
+        from benchmarks.baselines import run_evoprompt
+
+        t0 = time.perf_counter()
+        scorer = self._scorer("evoprompt_ga", seed)
+        out = run_evoprompt(
+            scorer,
+            [p.render() for p in seed_policies()],
+            self.selection.instances,
+            self.operator_sampling(seed),
+            seed,
+        )
+        best = PolicyGenome.from_text(out.pop("best"), name="evoprompt_ga")
+        return RunOut(
+            best,
+            out.pop("selection_s_val"),
+            scorer.stack.budget,
+            time.perf_counter() - t0,
+            out,
+        )
+
+    # -- test evaluation ----------------------------------------------------------------------
+    def test_evaluate(self, policies: list[PolicyGenome]) -> tuple[dict[str, Any], dict]:
+        """All chosen policies on the test meetings, instance-major, one shared evaluator (and,
+        for real models, one persistent cache: identical prompts give identical outputs)."""
+        t0 = time.perf_counter()
+        if self.args.model == C.FAKE_SPEC or self.args.no_test_cache:
+            cache_cfg = CacheConfig(enabled=False)
+        else:
+            cache_cfg = CacheConfig(enabled=True, path=str(C.WORK / "cache" / "test-shared.sqlite"))
+        stack = build_stack(self.backend, cache_cfg, Budget())
+        ev = Evaluator(self.task, stack.client, self.agent_sampling(0), SerialRunner())
+        val = Validator(self.task, ev, self.test.instances, self.weights, self.test.info["source"])
+        res = val.validate(policies)
+        out = {}
+        for p in policies:
+            r = res[p.id]
+            out[p.id] = {
+                "s_val": r.s_val,
+                **{k: r.aggregates.get(k) for k in TEST_KEYS},
+                "n_action_items": r.aggregates.get("n_action_items"),
+                "errors": sum(1 for row in r.per_instance if row.get("error")),
+            }
+        info = {**C.usage(stack.budget), "wall_s": round(time.perf_counter() - t0, 2)}
+        info["distinct_policies"] = len({p.id for p in policies})
+        return out, info
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    prof = dict(PROFILES[args.profile])
+    for key in ("budget", "seeds", "n_test", "n_selection", "max_input_tokens", "max_tokens"):
+        if getattr(args, key) is not None:
+            prof[key] = getattr(args, key)
+    methods = [m.strip() for m in args.methods.split(",")] if args.methods else list(METHODS)
+    unknown = sorted(set(methods) - set(METHODS))
+    if unknown:
+        raise SystemExit(f"unknown method(s) {unknown}; known: {', '.join(METHODS)}")
+    started = time.time()
+    t0 = time.perf_counter()
+    bench = Bench(args, prof)
+    out_path = Path(args.out) if args.out else C.RESULTS / f"quality-{args.profile}.json"
+    doc: dict[str, Any] = {
+        "benchmark": "quality",
+        "profile": args.profile,
+        "command": "python " + " ".join([sys.argv[0], *args.argv]),
+        "started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started)),
+        "machine": C.machine(),
+        "model": args.model,
+        "threads": args.threads or getattr(bench.backend, "n_threads", None),
+        "settings": prof,
+        "s_val_weights": bench.weights,
+        "data": {
+            "selection": bench.selection.info,
+            "gepa_train": bench.gepa_train.info,
+            "test": bench.test.info,
+            "truncation": f"head_tail at {prof['max_input_tokens']} estimated tokens, all methods",
+        },
+        "methods": {row: {"description": DESCRIPTIONS[row], "runs": []} for row in ROWS},
+        "partial": True,
+    }
+    runs: dict[str, list[tuple[int, RunOut | None, str | None]]] = {r: [] for r in ROWS}
+    seeds = list(range(prof["seeds"]))
+    jobs: list[tuple[str, Callable[[int], Any]]] = [
+        ("seeds", bench.run_seeds),
+        ("random_search", bench.run_random_search),
+        ("inner_ga", lambda s: bench.run_engine(s, outer=False)),
+        ("evotrainer", lambda s: bench.run_engine(s, outer=True)),
+        ("gepa", bench.run_gepa),
+        ("evoprompt_ga", bench.run_evoprompt),
+    ]
+    try:
+        for name, fn in jobs:
+            if name not in methods:
+                continue
+            for seed in seeds if name != "seeds" else [0]:
+                C.log(f"{name} seed {seed}: start")
+                cpu0 = time.process_time()
+                try:
+                    got = fn(seed)
+                except Exception as exc:  # noqa: BLE001 - a failing method is a result
+                    err = f"{type(exc).__name__}: {exc}"
+                    C.log(f"{name} seed {seed}: FAILED {err}")
+                    tb = traceback.format_exc(limit=6)
+                    runs[name].append((seed, None, f"{err}\n{tb}"))
+                    continue
+                for r in got.values() if isinstance(got, dict) else [got]:
+                    r.details.setdefault("process_cpu_s", round(time.process_time() - cpu0, 1))
+                if name == "seeds":
+                    # deterministic (temperature 0): one run stands for every seed
+                    for row, r in got.items():
+                        for s in seeds:
+                            runs[row].append((s, r, None))
+                    C.log(f"seeds: {_brief(got['seed_best'])}")
+                else:
+                    runs[name].append((seed, got, None))
+                    C.log(f"{name} seed {seed}: {_brief(got)}")
+                _fill(doc, runs, {}, partial=True)
+                C.write_json(out_path, doc)
+        policies = [r.best for rows in runs.values() for _, r, _ in rows if r is not None]
+        C.log(f"test evaluation of {len({p.id for p in policies})} distinct policies")
+        test, test_info = bench.test_evaluate(policies) if policies else ({}, {})
+        doc["test_evaluation"] = test_info
+        doc["endpoint"] = bench.endpoint_info
+    finally:
+        bench.close()
+    _fill(doc, runs, test, partial=False)
+    doc["finished"] = time.strftime("%Y-%m-%d %H:%M:%S")
+    doc["elapsed_s"] = round(time.perf_counter() - t0, 1)
+    C.write_json(out_path, doc)
+    C.log(f"wrote {out_path} ({doc['elapsed_s']:.0f} s)")
+    print(table(doc))
+    return doc
+
+
+def _brief(r: RunOut) -> str:
+    s = "n/a" if r.selection_s_val is None else f"{r.selection_s_val:.3f}"
+    b = r.stack_budget.snapshot()
+    return f"selection s_val {s}, {b['backend_calls']} calls, {r.wall_s:.0f}s, best {r.best.id}"
+
+
+def _fill(doc: dict[str, Any], runs: dict, test: dict[str, Any], partial: bool) -> None:
+    for row, items in runs.items():
+        rec = doc["methods"][row]
+        rec["runs"] = []
+        for seed, r, err in items:
+            if r is None:
+                rec["runs"].append({"seed": seed, "status": "failed", "error": err})
+                continue
+            item = {
+                "seed": seed,
+                "status": "ok",
+                "best_policy": {"id": r.best.id, "text": r.best.render()[:1500]},
+                "selection_s_val": r.selection_s_val,
+                **C.usage(r.stack_budget),
+                "wall_s": round(r.wall_s, 2),
+                "details": r.details,
+            }
+            if r.best.id in test:
+                item["test"] = test[r.best.id]
+            rec["runs"].append(item)
+        ok = [x for x in rec["runs"] if x["status"] == "ok"]
+        agg: dict[str, Any] = {
+            "n_ok": len(ok),
+            "n_failed": len(rec["runs"]) - len(ok),
+            "selection_s_val": C.mean_std([x["selection_s_val"] for x in ok]),
+            "calls": C.mean_std([x["calls"] for x in ok]),
+            "tokens": C.mean_std([x["tokens"] for x in ok]),
+            "wall_s": C.mean_std([x["wall_s"] for x in ok]),
+        }
+        for key in ("s_val", *TEST_KEYS):
+            agg[f"test_{key}"] = C.mean_std([x.get("test", {}).get(key) for x in ok])
+        rec["aggregate"] = agg
+        if rec["runs"] and not ok:
+            rec["error"] = rec["runs"][0]["error"].splitlines()[0]
+    doc["partial"] = partial
+
+
+def table(doc: dict[str, Any]) -> str:
+    """The markdown results table of docs/benchmarks.md."""
+    head = (
+        "| method | test ROUGE-L | test action-item F1 | test s_val | selection s_val "
+        "| calls | tokens | wall s |\n|---|---|---|---|---|---|---|---|"
+    )
+    lines = [head]
+    for row, rec in doc["methods"].items():
+        a = rec.get("aggregate") or {}
+        if not rec["runs"]:
+            continue
+        if a.get("n_ok", 0) == 0:
+            lines.append(f"| {row} | failed: {rec.get('error', '?')[:80]} | | | | | | |")
+            continue
+        calls = a["calls"]["mean"]
+        tokens = a["tokens"]["mean"]
+        lines.append(
+            f"| {row} | {C.fmt(a['test_rougeL'])} | {C.fmt(a['test_action_item_f1'])} "
+            f"| {C.fmt(a['test_s_val'])} | {C.fmt(a['selection_s_val'])} "
+            f"| {calls:.0f} | {tokens:.0f} | {a['wall_s']['mean']:.0f} |"
+        )
+    return "\n".join(lines)
+
+
+def estimate(args: argparse.Namespace) -> dict[str, Any]:
+    """Seconds per call at the profile's sizes (seeds A, B, C on one test meeting: one cold
+    prefill, two with the transcript prefix reused) times the number of calls of a full run."""
+    prof = dict(PROFILES[args.profile])
+    for key in ("budget", "seeds", "n_test", "n_selection", "max_input_tokens", "max_tokens"):
+        if getattr(args, key) is not None:
+            prof[key] = getattr(args, key)
+    task = MeetingTask(max_input_tokens=prof["max_input_tokens"], truncation="head_tail")
+    inst = C.load_split(task, args.test_data, 1, name="estimate", synthetic_seed=2002).instances
+    backend = C.make_backend(args.model, prof["n_ctx"], args.threads, args.base_url)
+    params = SamplingParams(temperature=0.0, max_tokens=prof["max_tokens"], seed=0)
+    times, cpu, tokens = [], [], []
+    for p in seed_policies():
+        t0, c0 = time.perf_counter(), time.process_time()
+        c = backend.complete(task.render(p.render(), inst[0])[0], params)
+        times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+        tokens.append((c.prompt_tokens, c.completion_tokens))
+    per_call = sum(times) / len(times)
+    # CPU seconds of the (single-threaded) model ~ wall seconds on an idle core
+    per_call_cpu = sum(cpu) / len(cpu)
+    n_methods = len(METHODS) - 1  # the budgeted ones
+    calls = {
+        "seeds": 3 * prof["n_selection"],
+        "budgeted": n_methods * prof["seeds"] * prof["budget"],
+        "test_at_most": prof["n_test"] * (3 + n_methods * prof["seeds"]),
+    }
+    total = sum(calls.values())
+    return {
+        "profile": args.profile,
+        "model": args.model,
+        "threads": args.threads or getattr(backend, "n_threads", None),
+        "seconds_per_call": [round(t, 2) for t in times],
+        "cpu_seconds_per_call": [round(t, 2) for t in cpu],
+        "tokens_per_call": tokens,
+        "calls": calls,
+        "estimated_hours": round(total * per_call / 3600, 1),
+        "estimated_hours_from_cpu_time": round(total * per_call_cpu / 3600, 1),
+        "load_avg": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--profile", choices=sorted(PROFILES), default="quick")
+    ap.add_argument("--budget", type=int, help="backend LLM calls per method per seed")
+    ap.add_argument("--seeds", type=int, help="number of seeds (0..K-1); default 3")
+    ap.add_argument("--model", default="local:smollm2", help=f"model spec, or {C.FAKE_SPEC}")
+    ap.add_argument("--base-url", help="endpoint for an openai:<model> spec")
+    ap.add_argument("--threads", type=int, help="CPU threads of the embedded model and server")
+    ap.add_argument("--methods", help=f"comma list of {', '.join(METHODS)} (default all)")
+    ap.add_argument("--train-data", default=C.DEFAULT_TRAIN, help="selection meetings (JSONL)")
+    ap.add_argument("--test-data", default=C.DEFAULT_TEST, help="test meetings (JSONL)")
+    ap.add_argument("--n-test", type=int, help="test meetings (spread over the file)")
+    ap.add_argument("--n-selection", type=int, help="selection meetings")
+    ap.add_argument("--max-input-tokens", type=int, help="transcript truncation (all methods)")
+    ap.add_argument("--max-tokens", type=int, help="max tokens of one agent answer")
+    ap.add_argument("--out", help="result JSON (default benchmarks/results/quality-PROFILE.json)")
+    ap.add_argument("--work-dir", help="caches and logs (default benchmarks/results/tmp/...)")
+    ap.add_argument("--tag", default="run", help="name of the default work dir")
+    ap.add_argument("--no-test-cache", action="store_true", help="no shared test-set cache")
+    ap.add_argument("--table", metavar="JSON", help="print the table of a result file and exit")
+    ap.add_argument(
+        "--estimate",
+        action="store_true",
+        help="time 3 real calls at the profile's sizes and print the estimated total time",
+    )
+    args = ap.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.table:
+        print(table(json.loads(Path(args.table).read_text())))
+        return 0
+    if args.estimate:
+        print(json.dumps(estimate(args), indent=2))
+        return 0
+    run(args)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
