@@ -594,21 +594,54 @@ def _fill(doc: dict[str, Any], runs: dict, test: dict[str, Any], partial: bool) 
             if r.best.id in test:
                 item["test"] = test[r.best.id]
             rec["runs"].append(item)
-        ok = [x for x in rec["runs"] if x["status"] == "ok"]
-        agg: dict[str, Any] = {
-            "n_ok": len(ok),
-            "n_failed": len(rec["runs"]) - len(ok),
-            "selection_s_val": C.mean_std([x["selection_s_val"] for x in ok]),
-            "calls": C.mean_std([x["calls"] for x in ok]),
-            "tokens": C.mean_std([x["tokens"] for x in ok]),
-            "wall_s": C.mean_std([x["wall_s"] for x in ok]),
-        }
-        for key in ("s_val", *TEST_KEYS):
-            agg[f"test_{key}"] = C.mean_std([x.get("test", {}).get(key) for x in ok])
-        rec["aggregate"] = agg
-        if rec["runs"] and not ok:
-            rec["error"] = rec["runs"][0]["error"].splitlines()[0]
+        _aggregate(rec)
     doc["partial"] = partial
+
+
+def _aggregate(rec: dict[str, Any]) -> None:
+    """Mean and std over the seeds of one method's runs."""
+    ok = [x for x in rec["runs"] if x["status"] == "ok"]
+    agg: dict[str, Any] = {
+        "n_ok": len(ok),
+        "n_failed": len(rec["runs"]) - len(ok),
+        "selection_s_val": C.mean_std([x["selection_s_val"] for x in ok]),
+        "calls": C.mean_std([x["calls"] for x in ok]),
+        "tokens": C.mean_std([x["tokens"] for x in ok]),
+        "wall_s": C.mean_std([x["wall_s"] for x in ok]),
+    }
+    for key in ("s_val", *TEST_KEYS):
+        agg[f"test_{key}"] = C.mean_std([x.get("test", {}).get(key) for x in ok])
+    rec["aggregate"] = agg
+    if rec["runs"] and not ok:
+        rec["error"] = rec["runs"][0]["error"].splitlines()[0]
+
+
+def rescore(args: argparse.Namespace) -> dict[str, Any]:
+    """Score the chosen policies of an existing (possibly partial) result file on the test
+    meetings and rewrite its test fields: for a run that was stopped before its test phase."""
+    path = Path(args.rescore)
+    doc = json.loads(path.read_text())
+    prof = dict(doc["settings"])
+    args.model = doc["model"]
+    args.threads = args.threads or doc.get("threads")
+    bench = Bench(args, prof)
+    pols = {
+        run["best_policy"]["id"]: PolicyGenome.from_text(run["best_policy"]["text"])
+        for rec in doc["methods"].values()
+        for run in rec["runs"]
+        if run["status"] == "ok"
+    }
+    test, info = bench.test_evaluate(list(pols.values()))
+    by_text = {p.render(): test[p.id] for p in pols.values()}
+    for rec in doc["methods"].values():
+        for run in rec["runs"]:
+            if run["status"] == "ok":
+                run["test"] = by_text[run["best_policy"]["text"]]
+        _aggregate(rec)
+    doc["test_evaluation"] = {**info, "rescored": time.strftime("%Y-%m-%d %H:%M:%S")}
+    C.write_json(path, doc)
+    print(table(doc))
+    return doc
 
 
 def table(doc: dict[str, Any]) -> str:
@@ -697,6 +730,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--tag", default="run", help="name of the default work dir")
     ap.add_argument("--no-test-cache", action="store_true", help="no shared test-set cache")
     ap.add_argument("--table", metavar="JSON", help="print the table of a result file and exit")
+    ap.add_argument("--rescore", metavar="JSON", help="(re)score a result file on the test set")
     ap.add_argument(
         "--estimate",
         action="store_true",
@@ -714,6 +748,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.estimate:
         print(json.dumps(estimate(args), indent=2))
+        return 0
+    if args.rescore:
+        rescore(args)
         return 0
     run(args)
     return 0

@@ -164,6 +164,12 @@ def test_quality_table_and_estimate_modes(tmp_path, capsys):
     capsys.readouterr()
     assert quality.main(["--table", str(tmp_path / "quality.json")]) == 0
     assert "| seed_best |" in capsys.readouterr().out
+    out = tmp_path / "quality.json"
+    assert quality.main(["--rescore", str(out), "--work-dir", str(tmp_path / "w")]) == 0
+    doc = json.loads(out.read_text())
+    assert "rescored" in doc["test_evaluation"]
+    assert doc["methods"]["seed_best"]["aggregate"]["test_s_val"]["mean"] is not None
+    capsys.readouterr()
     assert quality.main(["--estimate", "--model", C.FAKE_SPEC, "--profile", "full"]) == 0
     est = json.loads(capsys.readouterr().out)
     assert est["calls"]["budgeted"] == 5 * 3 * quality.PROFILES["full"]["budget"]
