@@ -39,6 +39,7 @@ class Budget:
     llm_errors: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
+    REQUEST_COUNTERS = ("llm_calls", "prompt_tokens", "completion_tokens")
     COUNTERS = (
         "llm_calls",
         "prompt_tokens",
