@@ -275,6 +275,33 @@ class LlamaServer:
         self.proc = None
 
 
+class LlamaServerClient:
+    """Factory of an OpenAI-compatible client for our own llama_cpp.server that decodes exactly
+    like the embedded backend: the server's defaults differ from ``Llama.create_chat_completion``
+    (repeat_penalty 1.1 instead of 1.0), which changes even greedy outputs."""
+
+    SAME_AS_EMBEDDED = {"repeat_penalty": 1.0, "top_k": 40, "min_p": 0.05}
+
+    @classmethod
+    def make(cls, base_url: str, n_ctx: int) -> LLMClient:
+        from evotrainer.llm.openai_http import OpenAICompatibleLLM
+
+        extra = cls.SAME_AS_EMBEDDED
+
+        class _Client(OpenAICompatibleLLM):
+            def _payload(self, messages, params):  # type: ignore[no-untyped-def]
+                return {**super()._payload(messages, params), **extra}
+
+        return _Client(
+            "smollm2",
+            base_url=base_url,
+            timeout_s=900,
+            max_retries=1,
+            concurrency=1,
+            context_size=n_ctx,
+        )
+
+
 def method_stack(
     backend: LLMClient, work: Path | None, name: str, seed: int, max_calls: int | None
 ) -> LLMStack:

@@ -219,25 +219,17 @@ class Bench:
             self._endpoint = self.backend
             self.endpoint_info = {"kind": "given server", "base_url": self.args.base_url}
         else:
-            from evotrainer.llm.openai_http import OpenAICompatibleLLM
-
             threads = self.args.threads or getattr(self.backend, "n_threads", 2)
             self.server = C.LlamaServer(
                 C.gguf_path(spec), self.prof["n_ctx"], threads, self.work / "llama-server.log"
             ).start()
             C.log(f"llama_cpp.server up at {self.server.base_url} in {self.server.startup_s:.1f}s")
-            self._endpoint = OpenAICompatibleLLM(
-                "smollm2",
-                base_url=self.server.base_url,
-                timeout_s=900,
-                max_retries=1,
-                concurrency=1,
-                context_size=self.prof["n_ctx"],
-            )
+            self._endpoint = C.LlamaServerClient.make(self.server.base_url, self.prof["n_ctx"])
             self.endpoint_info = {
                 "kind": "python -m llama_cpp.server (OpenAI-compatible)",
                 "command": " ".join(self.server.command),
                 "startup_s": round(self.server.startup_s, 1),
+                "request_extras": C.LlamaServerClient.SAME_AS_EMBEDDED,
             }
         return self._endpoint
 
