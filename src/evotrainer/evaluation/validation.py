@@ -16,13 +16,14 @@ from evotrainer.tasks.base import Task
 from evotrainer.types import Instance, ValidationResult
 
 
-def combine_s_val(aggregates: Mapping[str, float], weights: Mapping[str, float]) -> float:
-    """Weighted mean over the metrics present (weights of missing metrics are renormalised)."""
-    present = {k: w for k, w in weights.items() if k in aggregates and w > 0}
+def combine_s_val(aggregates: Mapping[str, float | None], weights: Mapping[str, float]) -> float:
+    """Weighted mean of the aggregates over the weighted keys present (weights of missing or None
+    keys are renormalised away). 0.0 when no weighted key is present."""
+    present = {k: w for k, w in weights.items() if w > 0 and aggregates.get(k) is not None}
     total = sum(present.values())
     if total <= 0:
         return 0.0
-    return sum(w * float(aggregates[k]) for k, w in present.items()) / total
+    return sum(w * float(aggregates[k]) for k, w in present.items()) / total  # type: ignore[arg-type]
 
 
 class Validator:

@@ -36,6 +36,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evotrainer.evaluation.validation import combine_s_val
 from evotrainer.tasks.meetings.parser import Minutes, parse_minutes, strip_markdown
 from evotrainer.tasks.meetings.rewards import (
     content_stems,
@@ -46,6 +47,9 @@ from evotrainer.tasks.meetings.rewards import (
 )
 from evotrainer.tasks.meetings.schema import Meeting
 from evotrainer.types import Instance
+
+# one implementation of s_val for the engine and the task: the engine's
+s_val = combine_s_val
 
 __all__ = ["MinutesMetric", "s_val", "reference_text", "DEFAULT_SVAL_WEIGHTS"]
 
@@ -198,19 +202,3 @@ class MinutesMetric:
             if vals:
                 out[k] = sum(vals) / len(vals)
         return out
-
-
-def s_val(aggregates: Mapping[str, float | None], weights: Mapping[str, float]) -> float:
-    """Weighted mean of the aggregates over the weighted keys present (weights of missing or None
-    keys are renormalised away). 0.0 when no weighted key is present."""
-    num = 0.0
-    den = 0.0
-    for k, w in weights.items():
-        if w <= 0:
-            continue
-        v = aggregates.get(k)
-        if v is None:
-            continue
-        num += w * float(v)
-        den += w
-    return num / den if den > 0 else 0.0
