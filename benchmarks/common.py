@@ -286,19 +286,14 @@ class LlamaServerClient:
     def make(cls, base_url: str, n_ctx: int) -> LLMClient:
         from evotrainer.llm.openai_http import OpenAICompatibleLLM
 
-        extra = cls.SAME_AS_EMBEDDED
-
-        class _Client(OpenAICompatibleLLM):
-            def _payload(self, messages, params):  # type: ignore[no-untyped-def]
-                return {**super()._payload(messages, params), **extra}
-
-        return _Client(
+        return OpenAICompatibleLLM(
             "smollm2",
             base_url=base_url,
             timeout_s=900,
             max_retries=1,
             concurrency=1,
             context_size=n_ctx,
+            extra_body=cls.SAME_AS_EMBEDDED,
         )
 
 

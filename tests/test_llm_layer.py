@@ -180,3 +180,18 @@ def test_env_base_url(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     llm = OpenAICompatibleLLM("m")
     assert llm.base_url == "http://127.0.0.1:1234/v1" and llm.api_key == "k"
+
+
+def test_http_extra_body_is_sent_but_cannot_override_run_fields(stub_server):
+    _Stub.script = [(200, "ok")]
+    cfg = ModelConfig(
+        spec="openai:m",
+        base_url=stub_server,
+        extra_body={"repeat_penalty": 1.0, "max_tokens": 9999},
+    )
+    llm = build_backend(cfg)
+    llm.complete(MSG, SamplingParams(max_tokens=9))
+    sent = _Stub.seen[-1]
+    assert sent["repeat_penalty"] == 1.0 and sent["max_tokens"] == 9
+    plain = OpenAICompatibleLLM("m", base_url=stub_server)
+    assert llm.model_id != plain.model_id  # other sampling fields: separate cache entries

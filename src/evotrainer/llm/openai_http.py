@@ -10,6 +10,7 @@ a semaphore (sync and async paths alike).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import threading
@@ -42,6 +43,7 @@ class OpenAICompatibleLLM(BaseLLM):
         backoff_s: float = 0.5,
         concurrency: int = 8,
         context_size: int | None = None,
+        extra_body: dict[str, Any] | None = None,
     ) -> None:
         self.model = model
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip(
@@ -52,8 +54,11 @@ class OpenAICompatibleLLM(BaseLLM):
         self.max_retries = max_retries
         self.backoff_s = backoff_s
         self.concurrency = concurrency
-        self.model_id = f"openai:{model}@{self.base_url}"
         self.context_size = context_size
+        self.extra_body = dict(extra_body or {})
+        self.model_id = f"openai:{model}@{self.base_url}"
+        if self.extra_body:  # other sampling fields, other answers: keep cache keys apart
+            self.model_id += " " + json.dumps(self.extra_body, sort_keys=True)
         self._sem = threading.BoundedSemaphore(concurrency)
         self._asem: asyncio.Semaphore | None = None
         self._client = httpx.Client(timeout=timeout_s, headers=self._headers())
@@ -74,6 +79,10 @@ class OpenAICompatibleLLM(BaseLLM):
             body["seed"] = params.seed
         if params.stop:
             body["stop"] = list(params.stop)
+        # Server-specific sampling fields (e.g. llama.cpp's repeat_penalty, vLLM's top_k); they
+        # may not override the fields the run controls.
+        for key, value in self.extra_body.items():
+            body.setdefault(key, value)
         return body
 
     def _interpret(self, resp: httpx.Response, latency: float) -> Completion:
@@ -158,4 +167,5 @@ class OpenAICompatibleLLM(BaseLLM):
             "endpoint": self.base_url,
             "context": self.context_size,
             "concurrency": self.concurrency,
+            **({"extra_body": dict(self.extra_body)} if self.extra_body else {}),
         }

@@ -56,6 +56,7 @@ def build_backend(cfg: ModelConfig, seed: int = 0) -> LLMClient:
             timeout_s=cfg.timeout_s,
             max_retries=cfg.max_retries,
             concurrency=cfg.concurrency,
+            extra_body=cfg.extra_body,
         )
     raise ModelSpecError(f"unknown model spec {spec!r}. Valid forms: {VALID_FORMS}")
 
