@@ -26,7 +26,11 @@ lint: setup
 test: lint
 	$(BIN)/python -m pytest -q
 
-bench: setup
+$(VENV)/.bench-stamp: $(STAMP)
+	$(BIN)/pip install --quiet -e ".[dev,bench]"
+	touch $@
+
+bench: $(VENV)/.bench-stamp
 	$(BIN)/python benchmarks/run_all.py $(BENCH_ARGS)
 
 clean:

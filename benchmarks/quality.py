@@ -333,7 +333,6 @@ class Bench:
     def run_engine(self, seed: int, outer: bool) -> RunOut:
         t0 = time.perf_counter()
         name = "evotrainer" if outer else "inner_ga"
-        n_sel = len(self.selection.instances)
         cache = self.work / "cache" / f"{name}-seed{seed}.sqlite"
         for suffix in ("", "-wal", "-shm"):
             Path(f"{cache}{suffix}").unlink(missing_ok=True)
@@ -348,8 +347,9 @@ class Bench:
                 "operator_max_tokens": p["operator_max_tokens"],
             },
             cache=CacheConfig(enabled=True, path=str(cache)),
-            # the last n_sel calls are reserved for validating the final best (see below)
-            budget=BudgetConfig(max_calls=self.budget - n_sel),
+            # reserve_final (default): the engine holds back the calls one validation costs and
+            # validates its final best when the cap stops the run
+            budget=BudgetConfig(max_calls=self.budget),
             task=TaskConfig(max_input_tokens=p["max_input_tokens"], truncation="head_tail"),
             inner=InnerConfig(
                 population=p["population"],
@@ -365,21 +365,12 @@ class Bench:
         co = CoEvolution(cfg, task=self.task, llm=self.backend, validation=self.selection.instances)
         res = co.run()
         best, best_s = res.best, res.best_s_val
-        final_note = "completed"
-        if res.summary["stopped"] == "budget":
-            # The engine validates its last best only when a run completes; under a call cap it
-            # returns the best *archived* policy, which for the GA alone is the initial one. The
-            # benchmark therefore reserves n_sel calls and validates the final best itself.
-            final = co.inner.best()
-            co.budget.max_calls = self.budget
-            try:
-                v = co.validate([final], "final")[final.id]
-                final_note = f"final best {final.id} validated: s_val {v.s_val:.4f}"
-                if v.s_val > best_s:
-                    best, best_s = final, v.s_val
-            except BudgetExceeded:
-                final_note = "no budget left to validate the final best"
         s = res.summary
+        final_note = (
+            f"final best validated: s_val {s['last_best_s_val']:.4f}"
+            if s.get("last_best_s_val") is not None
+            else "final best not validated (no budget left)"
+        )
         return RunOut(
             best,
             best_s,

@@ -135,7 +135,9 @@ def _gaming_config(tmp_path, **over):
             "difficulty": 0.3,
             "weights": {"completeness": 0.1, "format": 0.1, "action_count": 0.8},
         },
-        "validation": {"data": None, "synthetic_size": 6},
+        # the outer loop alone must undo the gaming here; validating every seed at the start
+        # would let the honest seed S3 win without it (tested on its own below)
+        "validation": {"data": None, "synthetic_size": 6, "validate_seeds": False},
         "report": False,
     }
     for k, v in over.items():
@@ -156,6 +158,53 @@ def test_outer_loop_lowers_a_gamed_weight_and_raises_s_val(tmp_path):
     assert s["harness"]["weights"]["action_count"] < 0.8
     assert s["final_s_val"] > s["initial_s_val"] + 0.05
     assert HACK not in result.best.render()
+
+
+def test_seed_best_on_validation_is_returned_when_the_proxy_prefers_a_hack(tmp_path):
+    # GA alone, fixed gamed harness, a small call budget: the proxy ranks the hack seeds first,
+    # but every seed is validated at the start, so the honest seed S3 (best on validation) is
+    # archived, is the initial s_val, and nothing worse is returned.
+    cfg = _gaming_config(
+        tmp_path,
+        inner={"generations": 6},
+        outer={"enabled": False},
+        validation={"validate_seeds": True},
+        budget={"max_calls": 120},
+    )
+    task = RecordingMeetingTask()
+    co = CoEvolution(cfg, task=task, llm=family_llm(task))
+    result = co.run(tmp_path / "run")
+    s = result.summary
+    gen0 = [json.loads(x) for x in (tmp_path / "run" / "events.jsonl").read_text().splitlines()]
+    seeds = [e for e in gen0 if e["type"] == "validation" and e["role"] == "seed"]
+    proxy_best = next(e for e in gen0 if e["type"] == "validation" and e["role"] == "initial")
+    assert HACK in co.policies[proxy_best["policy_id"]].render(), "the proxy prefers a hack"
+    assert len(seeds) == 3
+    assert co.policies[s["initial_policy"]].name == "S3"
+    assert s["initial_s_val"] > proxy_best["s_val"]
+    assert s["final_s_val"] >= s["initial_s_val"]
+    assert HACK not in result.best.render()
+
+
+def test_budget_cap_still_validates_the_final_best(tmp_path):
+    cfg = _gaming_config(tmp_path, inner={"generations": 50}, budget={"max_calls": 150})
+    task = RecordingMeetingTask()
+    co = CoEvolution(cfg, task=task, llm=family_llm(task))
+    s = co.run(tmp_path / "run").summary
+    n_val = len(co.validation_set.instances)
+    assert s["stopped"] == "budget"
+    assert s["last_best_s_val"] is not None, "the held-back calls validated the final best"
+    assert co.budget.backend_calls <= 150
+    events = [json.loads(x) for x in (tmp_path / "run" / "events.jsonl").read_text().splitlines()]
+    finals = [e for e in events if e["type"] == "validation" and e["role"] == "final"]
+    assert len(finals) == 1 and n_val == 6
+    # without the reserve the cap leaves nothing for it
+    cfg2 = _gaming_config(
+        tmp_path / "b", inner={"generations": 50}, budget={"max_calls": 150, "reserve_final": False}
+    )
+    co2 = CoEvolution(cfg2, task=RecordingMeetingTask(), llm=family_llm(task))
+    s2 = co2.run(tmp_path / "run2").summary
+    assert s2["stopped"] == "budget" and co2.budget.backend_calls == 150
 
 
 def test_same_seed_and_cache_give_an_identical_run(tmp_path):

@@ -135,6 +135,10 @@ class CoEvolution:
             truncation=f"{config.task.truncation} at {config.task.max_input_tokens} tokens",
             probe=self._robustness_probe(),
         )
+        if config.budget.max_calls is not None and config.budget.reserve_final:
+            probe = self.validator.probe
+            cost = len(vset.instances) + len(getattr(probe, "instances", ()))
+            budget.reserve = min(cost, config.budget.max_calls // 2)
         base = HarnessGenome(
             config.harness.difficulty, config.harness.weights, config.harness.task_mix
         )
@@ -354,9 +358,29 @@ class CoEvolution:
         self._emit_generation(self.inner, batch)
         self._watch_generation()
         best = self.inner.best()
+        seeds: list[PolicyGenome] = []
+        if self.cfg.validation.validate_seeds:
+            # The proxy ranks on synthetic meetings; a seed that is better on the real data must
+            # not be lost because the proxy prefers another. The baseline a run must beat is
+            # the best seed, so that is the initial s_val.
+            seeds = [
+                p
+                for p in initial
+                if p.id != best.id
+                and p.lineage.operator == "seed"
+                and math.isfinite(self.inner.fitness[p.id].fitness)
+            ]
+            self.validator.validate([best, *seeds])  # together: one prefill per meeting
         s = self.validate([best], "initial")[best.id].s_val
-        self.initial = (best.id, s)
         self._archive(best, self.harness, s)
+        initial_best = (best.id, s)
+        results = self.validate(seeds, "seed")
+        for p in seeds:
+            s_seed = results[p.id].s_val
+            self._archive(p, self.harness, s_seed)
+            if s_seed > initial_best[1]:
+                initial_best = (p.id, s_seed)
+        self.initial = initial_best
         self.hopt.observe(s)
         self.checkpoint()
 
@@ -512,13 +536,16 @@ class CoEvolution:
     def _finish(self, stopped: str) -> RunResult:
         final_best = self.inner.best()
         last = None
-        if stopped == "completed":
+        held_back = self.budget.reserve > 0  # calls kept for this validation (budget.reserve_final)
+        self.budget.release_reserve()
+        if stopped == "completed" or held_back:
             try:
                 last = self.validate([final_best], "final")[final_best.id]
                 self._archive(final_best, self.harness, last.s_val)
             except BudgetExceeded as exc:
-                stopped = "budget"
-                self.emit(ev.BUDGET_EXHAUSTED, message=str(exc), budget=self.budget.snapshot())
+                if stopped != "budget":
+                    stopped = "budget"
+                    self.emit(ev.BUDGET_EXHAUSTED, message=str(exc), budget=self.budget.snapshot())
         entry = self.hopt.archive.best()
         best = entry.policy if entry else final_best
         best_s = entry.s_val if entry else float("nan")

@@ -38,6 +38,12 @@ class ModelConfig(_Strict):
     concurrency: int = Field(4, ge=1, description="parallel requests (HTTP backends)")
     timeout_s: float = Field(120.0, gt=0, description="HTTP request timeout")
     max_retries: int = Field(4, ge=0, description="HTTP retries on 429/5xx/timeouts")
+    extra_body: dict[str, Any] = Field(
+        default_factory=dict,
+        description="extra JSON fields sent with every request to an HTTP backend, e.g. "
+        "{repeat_penalty: 1.0} for llama_cpp.server (default 1.1) to decode like the embedded "
+        "model; fields the run sets itself (model, messages, temperature, max_tokens ...) win",
+    )
     temperature: float = Field(0.0, ge=0, le=2, description="sampling temperature of the agent")
     max_tokens: int = Field(320, ge=16, description="max tokens of one agent answer")
     operator_temperature: float = Field(
@@ -56,6 +62,11 @@ class CacheConfig(_Strict):
 class BudgetConfig(_Strict):
     max_calls: int | None = Field(None, ge=1, description="hard cap on backend LLM calls")
     max_tokens: int | None = Field(None, ge=1, description="hard cap on prompt+completion tokens")
+    reserve_final: bool = Field(
+        True,
+        description="with max_calls: hold back the calls one validation costs, so that when the "
+        "cap stops the run the final best policy is still validated (and can be returned)",
+    )
 
 
 class TaskConfig(_Strict):
@@ -182,6 +193,11 @@ class ValidationConfig(_Strict):
     )
     limit: int | None = Field(5, ge=1, description="use the first N meetings (None = all)")
     synthetic_size: int = Field(8, ge=1, description="size of the synthetic fallback set")
+    validate_seeds: bool = Field(
+        True,
+        description="validate every seed policy at the start (not only the proxy-best one), so "
+        "a seed that is best on the real data is archived and can be returned",
+    )
 
 
 class DefencesConfig(_Strict):

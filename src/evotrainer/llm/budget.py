@@ -37,6 +37,7 @@ class Budget:
     cache_hits: int = 0
     cache_misses: int = 0
     llm_errors: int = 0
+    reserve: int = 0  # calls of max_calls held back (see release_reserve)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     REQUEST_COUNTERS = ("llm_calls", "prompt_tokens", "completion_tokens")
@@ -53,16 +54,21 @@ class Budget:
     )
 
     def check(self) -> None:
-        if self.max_calls is not None and self.backend_calls >= self.max_calls:
+        if self.max_calls is not None and self.backend_calls >= self.max_calls - self.reserve:
+            held = f" ({self.reserve} held back for the final validation)" if self.reserve else ""
             raise BudgetExceeded(
                 f"LLM call budget spent: {self.backend_calls} calls >= "
-                f"max_calls={self.max_calls}. Raise budget.max_calls to continue."
+                f"max_calls={self.max_calls}{held}. Raise budget.max_calls to continue."
             )
         if self.max_tokens is not None and self.backend_tokens >= self.max_tokens:
             raise BudgetExceeded(
                 f"LLM token budget spent: {self.backend_tokens} tokens >= "
                 f"max_tokens={self.max_tokens}. Raise budget.max_tokens to continue."
             )
+
+    def release_reserve(self) -> None:
+        """Make the held-back calls spendable (for the final validation)."""
+        self.reserve = 0
 
     def _request(self, completion: Completion) -> None:
         self.llm_calls += 1

@@ -26,7 +26,7 @@ class SValPoint:
     s_val: float
     policy_id: str
     outer_step: int
-    kind: str  # "initial" | "outer" (incumbent at an outer step) | "trial" | "final"
+    kind: str  # "initial" | "outer" (incumbent at an outer step) | "trial" | "seed" | "final"
 
 
 @dataclass
@@ -118,7 +118,8 @@ class RunData:
     def s_val_track(self) -> tuple[list[SValPoint], list[SValPoint]]:
         """(main line, trials). The main line is the incumbent best's s_val at the start, at
         every outer step and at the end; trials are the harness variants' trial bests, placed at
-        the generation where the trial ended (the outer_step event's generation)."""
+        the generation where the trial ended (the outer_step event's generation); the other seed
+        policies validated at the start are in the second list too, with kind "seed"."""
         step_gen = {
             int(e.get("outer_step", 0)): int(e.get("generation", 0)) for e in self.of(ev.OUTER_STEP)
         }
@@ -134,7 +135,9 @@ class RunData:
                 int(e.get("generation", 0)),
                 str(e.get("policy_id", "")),
             )
-            if k not in incumbent_gen:
+            if e.get("role") == "seed":  # the other seed policies, validated at the start
+                trials.append(SValPoint(g, s, pid, k, "seed"))
+            elif k not in incumbent_gen:
                 incumbent_gen[k] = g
                 main[g] = SValPoint(g, s, pid, k, "initial" if k == 0 else "outer")
             elif g == incumbent_gen[k]:

@@ -398,7 +398,8 @@ def render_page(run: RunData, plots: Mapping[str, Path]) -> str:
 
     sv = (
         '<p class="sub">Line: s_val of the incumbent best at the start, at each outer step and at '
-        "the end; crosses: the trial best of each harness variant. Every validated (policy, "
+        "the end; crosses: the trial best of each harness variant; diamonds: the other seed "
+        "policies, validated at the start. Every validated (policy, "
         "harness) pair is archived; the star is the best archived pair, dashed red lines mark "
         "rollbacks.</p>"
     )

@@ -96,16 +96,21 @@ def s_val_plot(run: RunData, out: Path) -> Path | None:
                 color=COLORS[0],
                 label="incumbent best (archived)",
             )
-        if trials:
-            ax.scatter(
-                [p.generation for p in trials],
-                [p.s_val for p in trials],
-                marker="x",
-                s=22,
-                color="#6b7280",
-                label="harness variant trials (archived)",
-                zorder=3,
-            )
+        for kind, marker, color, label in (
+            ("trial", "x", "#6b7280", "harness variant trials (archived)"),
+            ("seed", "D", "#0e7490", "other seed policies (archived)"),
+        ):
+            pts = [p for p in trials if p.kind == kind]
+            if pts:
+                ax.scatter(
+                    [p.generation for p in pts],
+                    [p.s_val for p in pts],
+                    marker=marker,
+                    s=22,
+                    color=color,
+                    label=label,
+                    zorder=3,
+                )
         best = _archive_best(run, main + trials)
         if best is not None:
             ax.scatter(
