@@ -52,6 +52,7 @@ from evotrainer.config import (  # noqa: E402
     RunConfig,
     TaskConfig,
     ValidationConfig,
+    apply_override,
 )
 from evotrainer.errors import BudgetExceeded  # noqa: E402
 from evotrainer.evaluation.evaluator import Evaluator  # noqa: E402
@@ -362,6 +363,11 @@ class Bench:
             validation=ValidationConfig(data=None, limit=None),
             report=False,
         )
+        if self.args.engine_set:
+            data = cfg.model_dump(mode="json")
+            for assignment in self.args.engine_set:
+                apply_override(data, assignment)
+            cfg = RunConfig.model_validate(data)
         co = CoEvolution(cfg, task=self.task, llm=self.backend, validation=self.selection.instances)
         res = co.run()
         best, best_s = res.best, res.best_s_val
@@ -474,6 +480,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     unknown = sorted(set(methods) - set(METHODS))
     if unknown:
         raise SystemExit(f"unknown method(s) {unknown}; known: {', '.join(METHODS)}")
+    if args.engine_set:  # a typo fails here, not in every engine run
+        data = RunConfig().model_dump(mode="json")
+        try:
+            for assignment in args.engine_set:
+                apply_override(data, assignment)
+            RunConfig.model_validate(data)
+        except Exception as exc:  # noqa: BLE001 - ConfigError, ValidationError
+            raise SystemExit(f"--engine-set {args.engine_set}: {exc}") from exc
     started = time.time()
     t0 = time.perf_counter()
     bench = Bench(args, prof)
@@ -486,7 +500,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "machine": C.machine(),
         "model": args.model,
         "threads": args.threads or getattr(bench.backend, "n_threads", None),
-        "settings": prof,
+        "settings": {**prof, **({"engine_set": args.engine_set} if args.engine_set else {})},
         "s_val_weights": bench.weights,
         "data": {
             "selection": bench.selection.info,
@@ -708,6 +722,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--n-selection", type=int, help="selection meetings")
     ap.add_argument("--max-input-tokens", type=int, help="transcript truncation (all methods)")
     ap.add_argument("--max-tokens", type=int, help="max tokens of one agent answer")
+    ap.add_argument(
+        "--engine-set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="config override for the inner_ga and evotrainer runs (repeatable), e.g. "
+        "defences.terminal_share=0.3",
+    )
     ap.add_argument("--out", help="result JSON (default benchmarks/results/quality-PROFILE.json)")
     ap.add_argument("--work-dir", help="caches and logs (default benchmarks/results/tmp/...)")
     ap.add_argument("--tag", default="run", help="name of the default work dir")

@@ -54,6 +54,28 @@ def test_quality_every_method_at_a_tiny_budget(tmp_path):
     assert table.count("\n") == len(quality.ROWS) + 1
 
 
+def test_quality_engine_overrides_reach_the_engine(tmp_path):
+    args = _quality_args(
+        tmp_path,
+        "--budget",
+        "30",
+        "--seeds",
+        "1",
+        "--methods",
+        "inner_ga",
+        "--engine-set",
+        "inner.population=5",
+        "--engine-set",
+        "defences.terminal_share=0.3",
+    )
+    doc = quality.run(quality.parse_args(args))
+    assert doc["settings"]["engine_set"] == ["inner.population=5", "defences.terminal_share=0.3"]
+    run = doc["methods"]["inner_ga"]["runs"][0]
+    assert run["status"] == "ok" and run["calls"] <= 30
+    with pytest.raises(SystemExit, match="nope"):
+        quality.run(quality.parse_args([*args[:-1], "nope.key=1"]))
+
+
 def test_quality_rejects_unknown_method(tmp_path):
     with pytest.raises(SystemExit, match="unknown method"):
         quality.run(quality.parse_args(_quality_args(tmp_path, "--methods", "seeds,nope")))
