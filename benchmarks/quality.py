@@ -363,11 +363,7 @@ class Bench:
             validation=ValidationConfig(data=None, limit=None),
             report=False,
         )
-        if self.args.engine_set:
-            data = cfg.model_dump(mode="json")
-            for assignment in self.args.engine_set:
-                apply_override(data, assignment)
-            cfg = RunConfig.model_validate(data)
+        cfg = with_overrides(cfg, self.args.engine_set)
         co = CoEvolution(cfg, task=self.task, llm=self.backend, validation=self.selection.instances)
         res = co.run()
         best, best_s = res.best, res.best_s_val
@@ -471,6 +467,16 @@ class Bench:
         return out, info
 
 
+def with_overrides(cfg: RunConfig, assignments: list[str]) -> RunConfig:
+    """``cfg`` with ``--engine-set KEY=VALUE`` overrides applied (validated again)."""
+    if not assignments:
+        return cfg
+    data = cfg.model_dump(mode="json")
+    for assignment in assignments:
+        apply_override(data, assignment)
+    return RunConfig.model_validate(data)
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     prof = dict(PROFILES[args.profile])
     for key in ("budget", "seeds", "n_test", "n_selection", "max_input_tokens", "max_tokens"):
@@ -480,14 +486,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     unknown = sorted(set(methods) - set(METHODS))
     if unknown:
         raise SystemExit(f"unknown method(s) {unknown}; known: {', '.join(METHODS)}")
-    if args.engine_set:  # a typo fails here, not in every engine run
-        data = RunConfig().model_dump(mode="json")
-        try:
-            for assignment in args.engine_set:
-                apply_override(data, assignment)
-            RunConfig.model_validate(data)
-        except Exception as exc:  # noqa: BLE001 - ConfigError, ValidationError
-            raise SystemExit(f"--engine-set {args.engine_set}: {exc}") from exc
+    try:  # a typo in --engine-set fails here, not in every engine run
+        with_overrides(RunConfig(), args.engine_set)
+    except Exception as exc:  # noqa: BLE001 - ConfigError, ValidationError
+        raise SystemExit(f"--engine-set {args.engine_set}: {exc}") from exc
     started = time.time()
     t0 = time.perf_counter()
     bench = Bench(args, prof)
