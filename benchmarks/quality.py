@@ -400,44 +400,35 @@ class Bench:
     def run_gepa(self, seed: int) -> RunOut:
         from benchmarks.baselines import run_gepa
 
-        t0 = time.perf_counter()
-        scorer = self._scorer("gepa", seed)
-        out = run_gepa(
-            scorer,
+        return self._external(
+            "gepa",
+            seed,
+            run_gepa,
             seed_policies()[0].render(),
             self.gepa_train.instances,
             self.selection.instances,
-            self.operator_sampling(seed),
-            seed,
-        )
-        best = PolicyGenome.from_text(out.pop("best"), name="gepa")
-        return RunOut(
-            best,
-            out.pop("selection_s_val"),
-            scorer.stack.budget,
-            time.perf_counter() - t0,
-            out,
         )
 
     def run_evoprompt(self, seed: int) -> RunOut:
         from benchmarks.baselines import run_evoprompt
 
-        t0 = time.perf_counter()
-        scorer = self._scorer("evoprompt_ga", seed)
-        out = run_evoprompt(
-            scorer,
+        return self._external(
+            "evoprompt_ga",
+            seed,
+            run_evoprompt,
             [p.render() for p in seed_policies()],
             self.selection.instances,
-            self.operator_sampling(seed),
-            seed,
         )
-        best = PolicyGenome.from_text(out.pop("best"), name="evoprompt_ga")
+
+    def _external(self, name: str, seed: int, optimise: Any, *inputs: Any) -> RunOut:
+        """An external optimiser (``optimise(scorer, *inputs, sampling, seed)`` -> dict with
+        ``best`` and ``selection_s_val``) on its own metered endpoint stack."""
+        t0 = time.perf_counter()
+        scorer = self._scorer(name, seed)
+        out = optimise(scorer, *inputs, self.operator_sampling(seed), seed)
+        best = PolicyGenome.from_text(out.pop("best"), name=name)
         return RunOut(
-            best,
-            out.pop("selection_s_val"),
-            scorer.stack.budget,
-            time.perf_counter() - t0,
-            out,
+            best, out.pop("selection_s_val"), scorer.stack.budget, time.perf_counter() - t0, out
         )
 
     # -- test evaluation ----------------------------------------------------------------------
