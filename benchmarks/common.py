@@ -37,6 +37,7 @@ RESULTS = REPO / "benchmarks" / "results"
 WORK = RESULTS / "tmp"  # git-ignored: caches, server logs, run directories
 DEFAULT_TRAIN = "../shared/data/meetings/ami-train.jsonl"
 DEFAULT_TEST = "../shared/data/meetings/ami-dev.jsonl"
+DEFAULT_ICSI = "../shared/data/meetings/icsi.jsonl"
 S_VAL_WEIGHTS = {"rougeL": 0.5, "action_item_f1": 0.5}  # the engine's default s_val
 FAKE_SPEC = "fake:minutes"
 
@@ -46,10 +47,19 @@ def resolve(path: str | os.PathLike[str] | None) -> Path | None:
     if path is None or str(path) == "":
         return None
     p = Path(path)
-    return p if p.is_absolute() else (REPO / p)
+    return p if p.is_absolute() else (REPO / p).resolve()
 
 
 # -- data ---------------------------------------------------------------------------------
+def count_lines(path: str | None, default: int) -> int:
+    """Non-empty lines of a JSONL file (its number of meetings), ``default`` when absent."""
+    p = resolve(path)
+    if p is None or not p.is_file():
+        return default
+    with p.open(encoding="utf-8") as fh:
+        return sum(1 for line in fh if line.strip())
+
+
 @dataclass
 class Split:
     instances: list[Instance]
@@ -405,7 +415,7 @@ def timer() -> Iterator[dict[str, float]]:
 
 
 def log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+    print(f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] {msg}", flush=True)
 
 
 def rng_for(*parts: Any) -> random.Random:

@@ -15,12 +15,27 @@ Methods:
   gepa           GEPA (gepa package) with an adapter on the same task/metric/endpoint
   evoprompt_ga   promptolution's EvoPromptGA (EvoPrompt-style GA) on the same task/endpoint
 
-Selection data: AMI train meetings (../shared/data/meetings/ami-train.jsonl); test data: AMI dev
-(ami-dev.jsonl). Without those files both fall back to disjoint held-out synthetic sets and the
-output says so.
+Profiles:
+  quick     2 selection meetings (AMI train), 3 test meetings (AMI dev), 40 calls; one JSON
+            file (--out). About 25 min on 2 idle CPU cores.
+  full      5 selection meetings, all 20 AMI dev meetings, 300 calls; one JSON file.
+  standard  (issue 11) selection on 12 AMI train meetings for every method; the engine also
+            gets 8 further train meetings as its confirmation part (validation.confirm) and
+            trains on real AMI train meetings (harness.real_data); GEPA reflects on 10 further
+            ones; all disjoint. Test on all 20 AMI dev and all 61 ICSI meetings, reported
+            separately and pooled, each method's paired difference to seed_best with a 95%
+            bootstrap interval over meetings. 1,024-token head_tail cut, 300 calls, 3 seeds.
+            Runs cell by cell (method x seed) into a results directory: resumable, see
+            benchmarks/standard.py. Hours on a CPU.
 
-    python benchmarks/quality.py --profile quick            # ~60 min on 2 CPU cores
-    python benchmarks/quality.py --profile full             # see docs/benchmarks.md
+Without the data files (../shared/data/meetings/) every split falls back to disjoint held-out
+synthetic meetings and the output says so.
+
+    python benchmarks/quality.py --profile quick            # one JSON, < 60 min on 2 CPU cores
+    python benchmarks/quality.py --profile standard         # resumable; rerun to continue
+    python benchmarks/quality.py --profile standard --cells seeds,evotrainer:0   # a subset
+    python benchmarks/quality.py --table benchmarks/results/quality-standard     # partial too
+    python benchmarks/quality.py --profile standard --estimate   # time 3 calls, estimate
     python benchmarks/quality.py --model fake:minutes --budget 20 --seeds 2   # seconds, no model
 """
 
@@ -30,6 +45,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import sys
 import time
 import traceback
@@ -44,13 +60,9 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
 from benchmarks import common as C  # noqa: E402
 from evotrainer.coevolution import CoEvolution  # noqa: E402
 from evotrainer.config import (  # noqa: E402
-    BudgetConfig,
     CacheConfig,
     HarnessConfig,
-    InnerConfig,
-    OuterConfig,
     RunConfig,
-    TaskConfig,
     ValidationConfig,
     apply_override,
 )
@@ -67,6 +79,7 @@ from evotrainer.operators.repair import repair_child  # noqa: E402
 from evotrainer.policy.genome import PolicyGenome  # noqa: E402
 from evotrainer.policy.seeds import seed_policies  # noqa: E402
 from evotrainer.tasks.meetings.task import MeetingTask  # noqa: E402
+from evotrainer.types import Instance  # noqa: E402
 
 PROFILES: dict[str, dict[str, Any]] = {
     # Sized so that the whole benchmark (5 optimisers x 3 seeds x budget, plus test evaluation)
@@ -112,6 +125,39 @@ PROFILES: dict[str, dict[str, Any]] = {
         "random_batch": 6,
         "selection_with_action_items": True,
     },
+    # Issue 11: enough meetings to see a difference. Selection on 12 AMI train meetings for
+    # every method; the engine also gets 8 further train meetings as its confirmation part
+    # (validation.confirm); GEPA 10 further ones as its reflection/train set; all disjoint.
+    # Test on every AMI dev (20) and every ICSI (61) meeting, reported separately and together,
+    # with paired bootstrap intervals against seed_best. Runs cell by cell into a results
+    # directory (resumable); see benchmarks/standard.py and docs/benchmarks.md.
+    "standard": {
+        "budget": 300,
+        "seeds": 3,
+        "n_selection": 12,
+        "n_confirm": 8,
+        "n_gepa_train": 10,
+        "selection_with_action_items": False,
+        "test_sets": ["ami-dev", "icsi"],
+        "n_test": None,  # every meeting of each test set
+        "max_input_tokens": 1024,
+        "max_tokens": 256,
+        "operator_max_tokens": 200,
+        "n_ctx": 4096,
+        # engine sizes (inner_ga and evotrainer)
+        "population": 10,
+        "elites": 4,
+        "tasks_per_generation": 4,
+        "outer_every": 2,
+        "outer_variants": 2,
+        "trial_generations": 1,
+        "difficulty": 0.3,
+        "real_data": True,  # harness.real_data = --train-data (the engine drops validation ids)
+        "real_share": None,  # harness.real_share; None = the engine's default
+        "engine_set": [],  # further engine overrides KEY=VALUE (part of the settings)
+        "random_batch": 10,
+        "cells": True,  # results directory, one JSON per (method, seed) cell
+    },
 }
 METHODS = ("seeds", "random_search", "inner_ga", "evotrainer", "gepa", "evoprompt_ga")
 ROWS = (
@@ -139,6 +185,17 @@ DESCRIPTIONS = {
 TEST_KEYS = ("rougeL", "action_item_f1", "rouge1", "rouge2", "decision_recall")
 
 
+class EngineContractError(RuntimeError):
+    """The profile needs an engine config field this version of the engine does not have."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(
+            f"this profile needs the engine option {key}, which this version of evotrainer does "
+            "not have (issue 11's engine contract: harness.real_data, harness.real_share, "
+            "validation.confirm); update the engine or run another profile"
+        )
+
+
 @dataclass
 class RunOut:
     """What one method run on one seed hands back."""
@@ -159,35 +216,69 @@ class Bench:
         self.task = MeetingTask(max_input_tokens=prof["max_input_tokens"], truncation="head_tail")
         self.work: Path = Path(args.work_dir) if args.work_dir else C.WORK / f"quality-{args.tag}"
         self.work.mkdir(parents=True, exist_ok=True)
+        with_items = prof["selection_with_action_items"]
         self.selection = C.load_split(
             self.task,
             args.train_data,
             prof["n_selection"],
             name="selection",
             synthetic_seed=1001,
-            with_action_items=prof["selection_with_action_items"],
+            with_action_items=with_items,
         )
+        used = set(self.selection.info["ids"])
+        # the engine's confirmation part (validation.confirm): further train meetings
+        self.confirmation: C.Split | None = None
+        if prof.get("n_confirm"):
+            self.confirmation = C.load_split(
+                self.task,
+                args.train_data,
+                prof["n_confirm"],
+                name="confirmation",
+                synthetic_seed=1003,
+                exclude=used,
+                offset=2,
+                with_action_items=with_items,
+            )
+            used |= set(self.confirmation.info["ids"])
         self.gepa_train = C.load_split(
             self.task,
             args.train_data,
             prof["n_gepa_train"],
             name="gepa-train",
             synthetic_seed=1002,
-            exclude=set(self.selection.info["ids"]),
+            exclude=used,
             offset=1,
-            with_action_items=prof["selection_with_action_items"],
+            with_action_items=with_items,
         )
-        self.test = C.load_split(
-            self.task, args.test_data, prof["n_test"], name="test", synthetic_seed=2002
-        )
-        for s in (self.selection, self.gepa_train, self.test):
-            C.log(s.info["message"])
-        self.backend: LLMClient = C.make_backend(
-            args.model, prof["n_ctx"], args.threads, args.base_url
-        )
+        self.tests: dict[str, C.Split] = {}
+        for i, name in enumerate(prof.get("test_sets", ["ami-dev"])):
+            path = test_set_path(args, name)
+            self.tests[name] = C.load_split(
+                self.task,
+                path,
+                prof["n_test"] if prof["n_test"] is not None else C.count_lines(path, 20),
+                name=f"test {name}",
+                synthetic_seed=2002 + i,
+            )
+        self.test = next(iter(self.tests.values()))
+        for s in (self.selection, self.confirmation, self.gepa_train, *self.tests.values()):
+            if s is not None:
+                C.log(s.info["message"])
+        self._backend: LLMClient | None = None
+        self.engine_runs: Path | None = None  # set by the standard profile: keep run dirs
+        self.wrap_backend: Callable[[LLMClient], LLMClient] | None = None  # e.g. progress logs
         self._endpoint: LLMClient | None = None
         self.server: C.LlamaServer | None = None
         self.endpoint_info: dict[str, Any] = {}
+
+    @property
+    def backend(self) -> LLMClient:
+        """The model, loaded on first use (a table or a settings check loads none)."""
+        if self._backend is None:
+            self._backend = C.make_backend(
+                self.args.model, self.prof["n_ctx"], self.args.threads, self.args.base_url
+            )
+        return self.wrap_backend(self._backend) if self.wrap_backend else self._backend
 
     # -- helpers --------------------------------------------------------------------------
     def agent_sampling(self, seed: int) -> SamplingParams:
@@ -226,6 +317,8 @@ class Bench:
             ).start()
             C.log(f"llama_cpp.server up at {self.server.base_url} in {self.server.startup_s:.1f}s")
             self._endpoint = C.LlamaServerClient.make(self.server.base_url, self.prof["n_ctx"])
+            if self.wrap_backend:
+                self._endpoint = self.wrap_backend(self._endpoint)
             self.endpoint_info = {
                 "kind": "python -m llama_cpp.server (OpenAI-compatible)",
                 "command": " ".join(self.server.command),
@@ -331,41 +424,103 @@ class Bench:
                 current = child
         return current
 
+    def engine_config(self, seed: int, outer: bool, cache: Path | None = None) -> RunConfig:
+        """The RunConfig of an inner_ga (``outer=False``) or evotrainer run at the profile's
+        sizes, with the profile's and the command line's ``engine_set`` overrides applied."""
+        p = self.prof
+        model = {
+            "spec": self.args.model if not self.args.model.startswith("fake") else "local:x",
+            "n_ctx": p["n_ctx"],
+            "n_threads": self.args.threads,
+            "max_tokens": p["max_tokens"],
+            "operator_max_tokens": p["operator_max_tokens"],
+        }
+        outer_cfg: dict[str, Any] = {
+            "enabled": outer,
+            "every": p["outer_every"],
+            "variants": p["outer_variants"],
+        }
+        if "trial_generations" in p:
+            outer_cfg["trial_generations"] = p["trial_generations"]
+        harness: dict[str, Any] = {"difficulty": p["difficulty"]}
+        validation: dict[str, Any] = {"data": None, "limit": None}
+        n_confirm = len(self.confirmation.instances) if self.confirmation else 0
+        if "confirm" in ValidationConfig.model_fields:
+            validation["confirm"] = n_confirm  # 0 for quick/full: select on every meeting
+        elif n_confirm:
+            raise EngineContractError("validation.confirm")
+        if p.get("real_data"):
+            if "real_data" not in HarnessConfig.model_fields:
+                raise EngineContractError("harness.real_data")
+            train = C.resolve(self.args.train_data)
+            harness["real_data"] = str(train) if train is not None and train.is_file() else None
+        if p.get("real_share") is not None:
+            if "real_share" not in HarnessConfig.model_fields:
+                raise EngineContractError("harness.real_share")
+            harness["real_share"] = p["real_share"]
+        data = {
+            "seed": seed,
+            "model": model,
+            "cache": {"enabled": cache is not None, "path": str(cache) if cache else None},
+            # reserve_final (default): the engine holds back the calls one validation costs and
+            # validates its final best when the cap stops the run
+            "budget": {"max_calls": self.budget},
+            "task": {"max_input_tokens": p["max_input_tokens"], "truncation": "head_tail"},
+            "inner": {
+                "population": p["population"],
+                "elites": p["elites"],
+                "tasks_per_generation": p["tasks_per_generation"],
+                "generations": 10_000,  # the budget ends the run
+            },
+            "outer": outer_cfg,
+            "harness": harness,
+            "validation": validation,
+            "report": False,
+        }
+        cfg = RunConfig.model_validate(data)
+        return with_overrides(cfg, [*p.get("engine_set", []), *self.args.engine_set])
+
+    def engine_validation(self) -> list[Instance]:
+        """The validation list handed to the engine: the selection meetings, plus (standard
+        profile) the confirmation meetings placed where the engine's own split
+        (``validation.confirm``) takes its confirmation part from, so the engine selects on
+        exactly the meetings every other method selects on. Checked with the engine's split."""
+        sel = list(self.selection.instances)
+        conf = list(self.confirmation.instances) if self.confirmation else []
+        if not conf:
+            return sel
+        try:
+            from evotrainer.run.validation_set import split_confirmation
+        except ImportError as exc:
+            raise EngineContractError("validation.confirm (split_confirmation)") from exc
+        n = len(sel) + len(conf)
+        slots = set(C.spread(list(range(n)), len(conf), offset=1))
+        it_sel, it_conf = iter(sel), iter(conf)
+        order = [next(it_conf) if i in slots else next(it_sel) for i in range(n)]
+        got_sel, got_conf = split_confirmation(order, len(conf))
+        if [i.id for i in got_sel] != [i.id for i in sel] or {i.id for i in got_conf} != {
+            i.id for i in conf
+        }:
+            raise RuntimeError(
+                "the engine's confirmation split does not take the benchmark's confirmation "
+                f"meetings ({[i.id for i in got_conf]} vs {[i.id for i in conf]}): "
+                "Bench.engine_validation must follow evotrainer.run.validation_set"
+            )
+        return order
+
     def run_engine(self, seed: int, outer: bool) -> RunOut:
         t0 = time.perf_counter()
         name = "evotrainer" if outer else "inner_ga"
         cache = self.work / "cache" / f"{name}-seed{seed}.sqlite"
         for suffix in ("", "-wal", "-shm"):
             Path(f"{cache}{suffix}").unlink(missing_ok=True)
-        p = self.prof
-        cfg = RunConfig(
-            seed=seed,
-            model={
-                "spec": self.args.model if not self.args.model.startswith("fake") else "local:x",
-                "n_ctx": p["n_ctx"],
-                "n_threads": self.args.threads,
-                "max_tokens": p["max_tokens"],
-                "operator_max_tokens": p["operator_max_tokens"],
-            },
-            cache=CacheConfig(enabled=True, path=str(cache)),
-            # reserve_final (default): the engine holds back the calls one validation costs and
-            # validates its final best when the cap stops the run
-            budget=BudgetConfig(max_calls=self.budget),
-            task=TaskConfig(max_input_tokens=p["max_input_tokens"], truncation="head_tail"),
-            inner=InnerConfig(
-                population=p["population"],
-                elites=p["elites"],
-                tasks_per_generation=p["tasks_per_generation"],
-                generations=10_000,  # the budget ends the run
-            ),
-            outer=OuterConfig(enabled=outer, every=p["outer_every"], variants=p["outer_variants"]),
-            harness=HarnessConfig(difficulty=p["difficulty"]),
-            validation=ValidationConfig(data=None, limit=None),
-            report=False,
-        )
-        cfg = with_overrides(cfg, self.args.engine_set)
-        co = CoEvolution(cfg, task=self.task, llm=self.backend, validation=self.selection.instances)
-        res = co.run()
+        cfg = self.engine_config(seed, outer, cache)
+        run_dir = None
+        if self.engine_runs is not None:  # the standard profile keeps each run's events
+            run_dir = self.engine_runs / f"{name}-seed{seed}"
+            shutil.rmtree(run_dir, ignore_errors=True)  # a restarted cell starts afresh
+        co = CoEvolution(cfg, task=self.task, llm=self.backend, validation=self.engine_validation())
+        res = co.run(run_dir)
         best, best_s = res.best, res.best_s_val
         s = res.summary
         final_note = (
@@ -373,23 +528,24 @@ class Bench:
             if s.get("last_best_s_val") is not None
             else "final best not validated (no budget left)"
         )
-        return RunOut(
-            best,
-            best_s,
-            co.budget,
-            time.perf_counter() - t0,
-            {
-                "stopped": s["stopped"],
-                "generations": s["generations"],
-                "outer_steps": s["outer_steps"],
-                "trial_generations": s["trial_generations"],
-                "initial_s_val": s["initial_s_val"],
-                "archive_best_s_val": res.best_s_val,
-                "final_validation": final_note,
-                "harness": s["harness"],
-                "best_lineage": best.lineage.operator,
-            },
-        )
+        details = {
+            "stopped": s["stopped"],
+            "generations": s["generations"],
+            "outer_steps": s["outer_steps"],
+            "trial_generations": s["trial_generations"],
+            "initial_s_val": s["initial_s_val"],
+            "archive_best_s_val": res.best_s_val,
+            "final_validation": final_note,
+            "harness": s["harness"],
+            "best_lineage": best.lineage.operator,
+        }
+        if "confirmation" in s:  # the engine's held-out check of what it returns
+            details["confirmation"] = s["confirmation"]
+        if self.engine_runs is not None:
+            details["summary"] = s
+            details["engine_config"] = cfg.model_dump(mode="json")
+            details["run_dir"] = str(run_dir)
+        return RunOut(best, best_s, co.budget, time.perf_counter() - t0, details)
 
     def _scorer(self, name: str, seed: int):
         from benchmarks.baselines import Scorer
@@ -458,6 +614,14 @@ class Bench:
         return out, info
 
 
+def test_set_path(args: argparse.Namespace, name: str) -> str:
+    """The JSONL file of a named test set."""
+    paths = {"ami-dev": args.test_data, "icsi": args.icsi_data}
+    if name not in paths:
+        raise SystemExit(f"unknown test set {name!r}; known: {', '.join(paths)}")
+    return paths[name]
+
+
 def with_overrides(cfg: RunConfig, assignments: list[str]) -> RunConfig:
     """``cfg`` with ``--engine-set KEY=VALUE`` overrides applied (validated again)."""
     if not assignments:
@@ -468,11 +632,41 @@ def with_overrides(cfg: RunConfig, assignments: list[str]) -> RunConfig:
     return RunConfig.model_validate(data)
 
 
-def run(args: argparse.Namespace) -> dict[str, Any]:
+OVERRIDE_FLAGS = ("budget", "seeds", "n_test", "n_selection", "max_input_tokens", "max_tokens")
+
+
+def resolve_profile(args: argparse.Namespace) -> dict[str, Any]:
+    """The profile's settings with the command line's flags and ``--profile-set`` applied."""
     prof = dict(PROFILES[args.profile])
-    for key in ("budget", "seeds", "n_test", "n_selection", "max_input_tokens", "max_tokens"):
+    for key in OVERRIDE_FLAGS:
         if getattr(args, key) is not None:
             prof[key] = getattr(args, key)
+    for assignment in args.profile_set:
+        key, sep, raw = assignment.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or key not in prof:
+            raise SystemExit(
+                f"--profile-set {assignment!r}: expected KEY=VALUE with KEY one of "
+                f"{', '.join(sorted(prof))}"
+            )
+        try:
+            prof[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            prof[key] = raw
+    return prof
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    prof = resolve_profile(args)
+    if prof.get("cells") or args.results_dir:  # results directory, cell by cell
+        from benchmarks import standard
+
+        return standard.run(args, prof)
+    if args.cells or args.test_only or args.skip_test:
+        raise SystemExit(
+            "--cells, --test-only and --skip-test need a results directory "
+            "(--profile standard or --results-dir DIR)"
+        )
     methods = [m.strip() for m in args.methods.split(",")] if args.methods else list(METHODS)
     unknown = sorted(set(methods) - set(METHODS))
     if unknown:
@@ -661,10 +855,7 @@ def table(doc: dict[str, Any]) -> str:
 def estimate(args: argparse.Namespace) -> dict[str, Any]:
     """Seconds per call at the profile's sizes (seeds A, B, C on one test meeting: one cold
     prefill, two with the transcript prefix reused) times the number of calls of a full run."""
-    prof = dict(PROFILES[args.profile])
-    for key in ("budget", "seeds", "n_test", "n_selection", "max_input_tokens", "max_tokens"):
-        if getattr(args, key) is not None:
-            prof[key] = getattr(args, key)
+    prof = resolve_profile(args)
     task = MeetingTask(max_input_tokens=prof["max_input_tokens"], truncation="head_tail")
     inst = C.load_split(task, args.test_data, 1, name="estimate", synthetic_seed=2002).instances
     backend = C.make_backend(args.model, prof["n_ctx"], args.threads, args.base_url)
@@ -680,10 +871,14 @@ def estimate(args: argparse.Namespace) -> dict[str, Any]:
     # CPU seconds of the (single-threaded) model ~ wall seconds on an idle core
     per_call_cpu = sum(cpu) / len(cpu)
     n_methods = len(METHODS) - 1  # the budgeted ones
+    n_test = {
+        name: prof["n_test"] or C.count_lines(test_set_path(args, name), 20)
+        for name in prof.get("test_sets", ["ami-dev"])
+    }
     calls = {
         "seeds": 3 * prof["n_selection"],
         "budgeted": n_methods * prof["seeds"] * prof["budget"],
-        "test_at_most": prof["n_test"] * (3 + n_methods * prof["seeds"]),
+        "test_at_most": sum(n_test.values()) * (3 + n_methods * prof["seeds"]),
     }
     total = sum(calls.values())
     return {
@@ -693,6 +888,7 @@ def estimate(args: argparse.Namespace) -> dict[str, Any]:
         "seconds_per_call": [round(t, 2) for t in times],
         "cpu_seconds_per_call": [round(t, 2) for t in cpu],
         "tokens_per_call": tokens,
+        "test_meetings": n_test,
         "calls": calls,
         "estimated_hours": round(total * per_call / 3600, 1),
         "estimated_hours_from_cpu_time": round(total * per_call_cpu / 3600, 1),
@@ -704,14 +900,31 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--profile", choices=sorted(PROFILES), default="quick")
     ap.add_argument("--budget", type=int, help="backend LLM calls per method per seed")
-    ap.add_argument("--seeds", type=int, help="number of seeds (0..K-1); default 3")
+    ap.add_argument(
+        "--seeds",
+        type=int,
+        help="number of seeds (0..K-1); default 3 (a results directory records it: the grid)",
+    )
     ap.add_argument("--model", default="local:smollm2", help=f"model spec, or {C.FAKE_SPEC}")
     ap.add_argument("--base-url", help="endpoint for an openai:<model> spec")
     ap.add_argument("--threads", type=int, help="CPU threads of the embedded model and server")
-    ap.add_argument("--methods", help=f"comma list of {', '.join(METHODS)} (default all)")
-    ap.add_argument("--train-data", default=C.DEFAULT_TRAIN, help="selection meetings (JSONL)")
-    ap.add_argument("--test-data", default=C.DEFAULT_TEST, help="test meetings (JSONL)")
-    ap.add_argument("--n-test", type=int, help="test meetings (spread over the file)")
+    ap.add_argument(
+        "--methods",
+        help=f"comma list of {', '.join(METHODS)} (default all; a filter in a results directory)",
+    )
+    ap.add_argument(
+        "--train-data",
+        default=C.DEFAULT_TRAIN,
+        help="AMI train (JSONL): selection, confirmation, GEPA train and (standard) the engine's "
+        "real training meetings",
+    )
+    ap.add_argument("--test-data", default=C.DEFAULT_TEST, help="test set ami-dev (JSONL)")
+    ap.add_argument("--icsi-data", default=C.DEFAULT_ICSI, help="test set icsi (JSONL; standard)")
+    ap.add_argument(
+        "--n-test",
+        type=int,
+        help="test meetings per test set (spread over the file; standard: all)",
+    )
     ap.add_argument("--n-selection", type=int, help="selection meetings")
     ap.add_argument("--max-input-tokens", type=int, help="transcript truncation (all methods)")
     ap.add_argument("--max-tokens", type=int, help="max tokens of one agent answer")
@@ -723,11 +936,53 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="config override for the inner_ga and evotrainer runs (repeatable), e.g. "
         "defences.terminal_share=0.3",
     )
+    ap.add_argument(
+        "--profile-set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a profile setting (repeatable; VALUE as JSON), e.g. population=4 "
+        "n_confirm=2 n_gepa_train=2",
+    )
     ap.add_argument("--out", help="result JSON (default benchmarks/results/quality-PROFILE.json)")
-    ap.add_argument("--work-dir", help="caches and logs (default benchmarks/results/tmp/...)")
+    cells = ap.add_argument_group(
+        "results directory (standard profile, or any profile with --results-dir)"
+    )
+    cells.add_argument(
+        "--results-dir",
+        help="one JSON per (method, seed) cell + test scores + summary.json "
+        "(default benchmarks/results/quality-PROFILE/); a rerun skips finished cells and "
+        "refuses other settings",
+    )
+    cells.add_argument(
+        "--cells",
+        help="run only these cells: comma list of METHOD or METHOD:SEED (e.g. seeds,gepa:0)",
+    )
+    cells.add_argument("--skip-test", action="store_true", help="run cells, no test evaluation")
+    cells.add_argument(
+        "--test-only", action="store_true", help="no cells: test-evaluate the finished ones"
+    )
+    cells.add_argument(
+        "--log-every", type=int, default=5, help="test evaluation: log (and save) every N meetings"
+    )
+    cells.add_argument(
+        "--log-every-calls",
+        type=int,
+        default=50,
+        help="log every N backend calls inside a cell (0 = off)",
+    )
+    ap.add_argument(
+        "--work-dir",
+        help="caches, logs, engine run dirs (default benchmarks/results/tmp/quality-TAG, or "
+        "benchmarks/results/tmp/quality-NAME for a results directory NAME)",
+    )
     ap.add_argument("--tag", default="run", help="name of the default work dir")
     ap.add_argument("--no-test-cache", action="store_true", help="no shared test-set cache")
-    ap.add_argument("--table", metavar="JSON", help="print the table of a result file and exit")
+    ap.add_argument(
+        "--table",
+        metavar="JSON_OR_DIR",
+        help="print the table of a result file or results directory (partial ones too) and exit",
+    )
     ap.add_argument("--rescore", metavar="JSON", help="(re)score a result file on the test set")
     ap.add_argument(
         "--estimate",
@@ -742,7 +997,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.table:
-        print(table(json.loads(Path(args.table).read_text())))
+        path = Path(args.table)
+        if path.is_dir():
+            from benchmarks import standard
+
+            print(standard.table_from_dir(path))
+        else:
+            print(table(json.loads(path.read_text())))
         return 0
     if args.estimate:
         print(json.dumps(estimate(args), indent=2))

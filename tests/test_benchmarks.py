@@ -195,3 +195,199 @@ def test_quality_table_and_estimate_modes(tmp_path, capsys):
     assert quality.main(["--estimate", "--model", C.FAKE_SPEC, "--profile", "full"]) == 0
     est = json.loads(capsys.readouterr().out)
     assert est["calls"]["budgeted"] == 5 * 3 * quality.PROFILES["full"]["budget"]
+
+
+# -- the standard profile: cells in a results directory -------------------------------------
+TINY_STANDARD = (
+    "--profile",
+    "standard",
+    "--budget",
+    "40",
+    "--n-test",
+    "2",
+    "--profile-set",
+    "n_selection=3",
+    "--profile-set",
+    "n_confirm=2",
+    "--profile-set",
+    "n_gepa_train=2",
+    "--profile-set",
+    "population=4",
+    "--profile-set",
+    "elites=2",
+    "--profile-set",
+    "tasks_per_generation=2",
+)
+
+
+def _standard_args(tmp_path, *extra: str) -> list[str]:
+    return [
+        "--model",
+        C.FAKE_SPEC,
+        "--results-dir",
+        str(tmp_path / "res"),
+        "--work-dir",
+        str(tmp_path / "work"),
+        "--log-every",
+        "1",
+        *TINY_STANDARD,
+        *extra,
+    ]
+
+
+def _cell_files(tmp_path) -> dict[str, str]:
+    return {p.stem: p.read_text() for p in sorted((tmp_path / "res" / "cells").glob("*.json"))}
+
+
+def test_standard_cells_resume_and_partial_table(tmp_path, capsys):
+    from benchmarks import standard
+
+    # a subset first: the seeds and one random-search cell
+    quality.main(_standard_args(tmp_path, "--cells", "seeds,random_search:0"))
+    first = _cell_files(tmp_path)
+    assert set(first) == {"seeds", "random_search-seed0"}
+    capsys.readouterr()
+    assert quality.main(["--table", str(tmp_path / "res")]) == 0
+    out = capsys.readouterr().out
+    assert "PARTIAL" in out and "| random_search | ok | missing | missing |" in out
+    assert "| seed_best |" in out and "| gepa |" in out  # finished rows and the missing cells
+
+    # then the rest (engine methods included): finished cells are not recomputed
+    methods = "seeds,random_search,inner_ga,evotrainer,gepa"
+    quality.main(_standard_args(tmp_path, "--methods", methods))
+    out = capsys.readouterr().out
+    assert "2 already finished" in out
+    after = _cell_files(tmp_path)
+    for cell, text in first.items():
+        assert after[cell] == text, cell  # same file: same start time, same result
+    grid = {c for c, m, _ in standard.all_cells(3) if m in methods.split(",")}
+    assert set(after) == grid
+    for cell, text in after.items():
+        rec = json.loads(text)
+        if rec["method"] == "gepa" and importlib.util.find_spec("gepa") is None:
+            assert rec["status"] == "failed" and "gepa" in rec["error"]
+            continue
+        assert rec["status"] == "ok", (cell, rec.get("error"))
+        for r in rec["rows"].values():
+            assert r["calls"] <= 40, cell  # the budget is a hard cap
+            assert r["best_policy"]["components"]["system"]  # every component, not only text
+            assert r["best_policy"]["text"]
+        if rec["method"] == "evotrainer":
+            details = rec["rows"]["evotrainer"]["details"]
+            assert details["engine_config"]["validation"]["confirm"] == 2
+            assert details["engine_config"]["harness"]["real_data"].endswith("ami-train.jsonl")
+            assert details["summary"]["validation"]["n"] == 3  # selection part only
+            conf = details.get("confirmation")
+            settings = json.loads((tmp_path / "res" / "settings.json").read_text())
+            want = settings["compared"]["data"]["confirmation"]["ids"]
+            assert conf is not None and sorted(conf["instance_ids"]) == sorted(want)
+
+    summary = json.loads((tmp_path / "res" / "summary.json").read_text())
+    assert set(summary["methods"]["evotrainer"]["test"]) == {"ami-dev", "icsi", "all"}
+    t = summary["methods"]["evotrainer"]["test"]
+    assert t["all"]["n_meetings"] == 4 and t["icsi"]["s_val"]["n_scored"] == 2
+    assert t["icsi"]["action_item_f1"]["mean"] is None  # ICSI has no action items
+    assert t["icsi"]["s_val"]["mean"] == pytest.approx(t["icsi"]["rougeL"]["mean"])
+    assert t["all"]["diff_s_val"]["lo"] <= t["all"]["diff_s_val"]["mean"]
+    assert len(t["all"]["diff_s_val_per_run"]) == 3
+    assert summary["methods"]["seed_best"]["test"]["all"]["diff_s_val"]["mean"] == 0.0
+    scores = json.loads((tmp_path / "res" / "test" / "scores.json").read_text())
+    assert set(scores) == {"ami-dev", "icsi"}
+
+    # a third run: nothing to run and every test pair already scored
+    quality.main(_standard_args(tmp_path, "--methods", "seeds,random_search"))
+    out = capsys.readouterr().out
+    assert "0 to run" in out and "0 pairs to score" in out
+    assert _cell_files(tmp_path) == after
+
+
+def test_standard_retries_failed_cells_and_filters(tmp_path, capsys):
+    from benchmarks import standard
+
+    cells = standard.all_cells(3)
+    assert [c for c, _, _ in standard.select_cells(cells, None, "gepa:1,seeds")] == [
+        "seeds",
+        "gepa-seed1",
+    ]
+    assert len(standard.select_cells(cells, "inner_ga,evotrainer", None)) == 6
+    with pytest.raises(SystemExit, match="matches no cell"):
+        standard.select_cells(cells, None, "evotrainer:7")
+    with pytest.raises(SystemExit, match="unknown method"):
+        standard.select_cells(cells, "nope", None)
+    # a failed cell is written (the table shows it) and tried again on the next run
+    args = _standard_args(tmp_path, "--cells", "seeds", "--skip-test")
+    res = tmp_path / "res" / "cells" / "seeds.json"
+    res.parent.mkdir(parents=True)
+    C.write_json(res, {"cell": "seeds", "method": "seeds", "seed": None, "status": "failed"})
+    quality.main(args)
+    assert json.loads(res.read_text())["status"] == "ok"
+    assert "No test scores yet" in capsys.readouterr().out
+
+
+def test_standard_refuses_other_settings(tmp_path):
+    quality.main(_standard_args(tmp_path, "--cells", "seeds", "--skip-test"))
+    with pytest.raises(SystemExit, match=r"refusing to mix results(.|\n)*settings.budget: 40"):
+        quality.main(_standard_args(tmp_path, "--cells", "seeds", "--budget", "50"))
+    with pytest.raises(SystemExit, match="model"):
+        args = _standard_args(tmp_path, "--cells", "seeds")
+        quality.main([*args[2:], "--model", "openai:other", "--base-url", "http://x"])
+    with pytest.raises(SystemExit, match="engine_set"):
+        quality.main(_standard_args(tmp_path, "--cells", "seeds", "--engine-set", "inner.elites=1"))
+    # the same settings are accepted (and the invocation is recorded)
+    quality.main(_standard_args(tmp_path, "--cells", "seeds", "--skip-test"))
+    settings = json.loads((tmp_path / "res" / "settings.json").read_text())
+    assert len(settings["invocations"]) == 2
+
+
+def test_standard_table_needs_a_results_directory(tmp_path):
+    from benchmarks import standard
+
+    with pytest.raises(SystemExit, match="not a results directory"):
+        standard.table_from_dir(tmp_path)
+
+
+def test_standard_estimate_counts_every_test_meeting(capsys):
+    assert quality.main(["--estimate", "--model", C.FAKE_SPEC, "--profile", "standard"]) == 0
+    est = json.loads(capsys.readouterr().out)
+    prof = quality.PROFILES["standard"]
+    assert est["calls"]["budgeted"] == 5 * 3 * prof["budget"]
+    n_test = sum(est["test_meetings"].values())
+    assert est["calls"]["test_at_most"] == n_test * (3 + 5 * 3)
+
+
+# -- paired bootstrap ---------------------------------------------------------------------
+def test_paired_bootstrap_contains_the_true_difference():
+    import numpy as np
+    from benchmarks import stats
+
+    rng = np.random.default_rng(7)
+    true = 0.03
+    base = rng.uniform(0.1, 0.3, size=80)  # meetings differ a lot in difficulty ...
+    method = base + true + rng.normal(0, 0.05, size=80)  # ... the paired differences less
+    ci = stats.paired_difference([list(method)], list(base))
+    assert ci["n"] == 80 and ci["resamples"] == 10_000
+    assert ci["lo"] < true < ci["hi"]
+    assert ci["lo"] < ci["mean"] < ci["hi"]
+    assert ci["hi"] - ci["lo"] < 0.05  # about 4 standard errors (0.05 / sqrt(80) each)
+    assert stats.paired_difference([list(method)], list(base)) == ci  # fixed seed
+    # three seeds: per meeting the method's mean over its runs, then minus the baseline
+    runs = [list(base + 0.01), list(base + 0.02), list(base + 0.06)]
+    three = stats.paired_difference(runs, list(base))
+    assert three["mean"] == pytest.approx(0.03)
+    # meetings without a score are left out
+    part = stats.paired_difference([[0.5, None, 0.7]], [0.4, 0.3, None])
+    assert part["n"] == 1 and part["mean"] == pytest.approx(0.1)
+
+
+def test_paired_bootstrap_degenerate_and_empty():
+    from benchmarks import stats
+
+    same = stats.paired_bootstrap([0.02] * 20)
+    assert same["mean"] == same["lo"] == same["hi"] == 0.02
+    zero = stats.paired_difference([[0.1, 0.2], [0.1, 0.2]], [0.1, 0.2])
+    assert zero["mean"] == zero["lo"] == zero["hi"] == 0.0
+    assert stats.significant(zero) == ""
+    empty = stats.paired_bootstrap([])
+    assert empty["mean"] is None and empty["n"] == 0
+    assert stats.fmt_ci(empty) == "n/a"
+    assert stats.fmt_ci({"mean": 0.02, "lo": 0.01, "hi": 0.03}) == "+0.020 [+0.010, +0.030]*"

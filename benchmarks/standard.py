@@ -1,0 +1,786 @@
+"""The quality benchmark run cell by cell into a results directory (the ``standard`` profile,
+or any profile with ``--results-dir``): resumable, shared test evaluation, paired comparisons.
+
+A *cell* is one method on one seed (``random_search-seed0`` ...; the deterministic seed
+policies are one cell, ``seeds``). Each cell writes its result to its own JSON file as soon as it
+finishes; a rerun with the same settings skips finished cells (failed ones are retried), and
+``--cells``/``--methods`` run a subset. The settings are recorded in ``settings.json``; a rerun
+with different settings into the same directory is refused.
+
+The test evaluation is shared: every distinct returned policy (and the seeds A, B, C) on every
+test meeting, instance-major (all policies on meeting 1, then meeting 2 ... so llama.cpp
+prefills each meeting once), through a persistent response cache; per-meeting scores are saved
+as they come, so a resumed evaluation costs nothing for finished pairs.
+
+Layout::
+
+    RESULTS_DIR/settings.json       what the run measures (compared on every rerun) + invocations
+    RESULTS_DIR/cells/CELL.json     one per finished cell: returned policy (all components),
+                                    selection s_val, calls, tokens, wall time, details
+    RESULTS_DIR/test/policies.json  every policy evaluated on the test sets
+    RESULTS_DIR/test/scores.json    test set -> meeting -> policy -> metrics, s_val, output
+    RESULTS_DIR/summary.json        means and paired differences to seed_best with 95% CIs
+    WORK_DIR/                       git-ignored: per-cell caches, the test-set cache
+                                    (test-cache.sqlite), engine run directories, server log
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import json
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks import common as C
+from benchmarks import quality as Q
+from benchmarks import stats
+from evotrainer.config import CacheConfig
+from evotrainer.evaluation.evaluator import Evaluator
+from evotrainer.evaluation.runner import SerialRunner
+from evotrainer.evaluation.validation import Validator, combine_s_val
+from evotrainer.llm.base import Completion, LLMClient, SamplingParams
+from evotrainer.llm.budget import Budget
+from evotrainer.llm.spec import build_stack
+from evotrainer.policy.genome import PolicyGenome
+from evotrainer.policy.seeds import seed_policies
+from evotrainer.types import Message
+
+SCORE_KEYS = ("rougeL", "action_item_f1", "rouge1", "rouge2", "decision_recall", "n_action_items")
+SEED_ROWS = ("seed_A", "seed_B", "seed_C", "seed_best")
+BASELINE = "seed_best"
+ALL = "all"  # the pooled test set
+
+
+# -- cells --------------------------------------------------------------------------------
+def cell_id(method: str, seed: int | None) -> str:
+    return method if seed is None else f"{method}-seed{seed}"
+
+
+def all_cells(
+    n_seeds: int, methods: Sequence[str] = Q.METHODS
+) -> list[tuple[str, str, int | None]]:
+    """(cell id, method, seed) of the whole grid: ``seeds`` once (deterministic), every other
+    method once per seed."""
+    out: list[tuple[str, str, int | None]] = []
+    for m in methods:
+        if m == "seeds":
+            out.append((cell_id(m, None), m, None))
+        else:
+            out += [(cell_id(m, s), m, s) for s in range(n_seeds)]
+    return out
+
+
+def select_cells(
+    cells: list[tuple[str, str, int | None]], methods: str | None, only: str | None
+) -> list[tuple[str, str, int | None]]:
+    """Filter by ``--methods a,b`` and ``--cells METHOD[:SEED],...`` (both optional)."""
+    if methods:
+        wanted = {m.strip() for m in methods.split(",") if m.strip()}
+        unknown = sorted(wanted - set(Q.METHODS))
+        if unknown:
+            raise SystemExit(f"unknown method(s) {unknown}; known: {', '.join(Q.METHODS)}")
+        cells = [c for c in cells if c[1] in wanted]
+    if only:
+        keep: set[str] = set()
+        for item in (x.strip() for x in only.split(",")):
+            if not item:
+                continue
+            method, _, seed = item.partition(":")
+            hit = {
+                c[0]
+                for c in cells
+                if c[0] == item or (c[1] == method and (not seed or str(c[2]) == seed))
+            }
+            if not hit:
+                known = ", ".join(c[0] for c in cells)
+                raise SystemExit(f"--cells {item!r} matches no cell; cells: {known}")
+            keep |= hit
+        cells = [c for c in cells if c[0] in keep]
+    return cells
+
+
+def cell_path(results: Path, cell: str) -> Path:
+    return results / "cells" / f"{cell}.json"
+
+
+def load_cells(results: Path) -> dict[str, dict[str, Any]]:
+    out = {}
+    for p in sorted((results / "cells").glob("*.json")):
+        with contextlib.suppress(json.JSONDecodeError, OSError):
+            out[p.stem] = json.loads(p.read_text())
+    return out
+
+
+@contextlib.contextmanager
+def cell_lock(work: Path, cell: str) -> Iterator[bool]:
+    """An exclusive lock per cell (True if got): two processes on one results directory run
+    different cells instead of the same one twice."""
+    path = work / "locks" / f"{cell}.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def git_state() -> dict[str, Any]:
+    """The commit the code ran at (and whether src/ or benchmarks/ had uncommitted changes)."""
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=C.REPO, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "src", "benchmarks"],
+            cwd=C.REPO,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return {"commit": None, "dirty": None}
+    return {"commit": commit, "dirty": bool(dirty)}
+
+
+def run_record(r: Q.RunOut) -> dict[str, Any]:
+    return {
+        "best_policy": {**r.best.to_json(), "text": r.best.render()},
+        "selection_s_val": r.selection_s_val,
+        **C.usage(r.stack_budget),
+        "wall_s": round(r.wall_s, 2),
+        "details": r.details,
+    }
+
+
+# -- progress -----------------------------------------------------------------------------
+class Progress:
+    """Counts real backend calls of the current cell and logs every ``every`` of them, so a
+    long cell shows it is alive in a nohup log."""
+
+    def __init__(self, every: int) -> None:
+        self.every = every
+        self.label = ""
+        self.calls = 0
+        self.t0 = time.perf_counter()
+
+    def reset(self, label: str) -> None:
+        self.label, self.calls, self.t0 = label, 0, time.perf_counter()
+
+    def tick(self) -> None:
+        self.calls += 1
+        if self.every and self.calls % self.every == 0:
+            dt = time.perf_counter() - self.t0
+            C.log(
+                f"  {self.label}: {self.calls} backend calls, {dt:.0f} s "
+                f"({dt / self.calls:.1f} s/call)"
+            )
+
+
+class ProgressLLM:
+    """A backend wrapper (below cache and budget: it sees real backend calls only) that
+    reports each call to a ``Progress``."""
+
+    def __init__(self, inner: LLMClient, progress: Progress) -> None:
+        self.inner = inner
+        self.progress = progress
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def context_size(self) -> int | None:
+        return self.inner.context_size
+
+    def __getattr__(self, name: str) -> Any:  # n_threads and the like
+        return getattr(self.inner, name)
+
+    def complete(self, messages: Sequence[Message], params: SamplingParams) -> Completion:
+        out = self.inner.complete(messages, params)
+        self.progress.tick()
+        return out
+
+    async def acomplete(self, messages: Sequence[Message], params: SamplingParams) -> Completion:
+        import asyncio
+
+        return await asyncio.to_thread(self.complete, messages, params)
+
+    def describe(self) -> dict[str, Any]:
+        return self.inner.describe()
+
+
+# -- settings -----------------------------------------------------------------------------
+def compared_settings(args: argparse.Namespace, prof: dict[str, Any], bench: Q.Bench) -> dict:
+    """Everything that changes what a cell measures. A rerun must match it exactly."""
+    data: dict[str, Any] = {
+        "selection": {"source": bench.selection.info["source"], "ids": bench.selection.info["ids"]},
+        "gepa_train": {
+            "source": bench.gepa_train.info["source"],
+            "ids": bench.gepa_train.info["ids"],
+        },
+        "test": {
+            name: {"source": s.info["source"], "ids": s.info["ids"]}
+            for name, s in bench.tests.items()
+        },
+    }
+    if bench.confirmation is not None:
+        data["confirmation"] = {
+            "source": bench.confirmation.info["source"],
+            "ids": bench.confirmation.info["ids"],
+        }
+    return C.clean_json(
+        json.loads(
+            json.dumps(
+                {
+                    "profile": args.profile,
+                    "settings": {
+                        **prof,
+                        "engine_set": [*prof.get("engine_set", []), *args.engine_set],
+                    },
+                    "model": args.model,
+                    "base_url": args.base_url,
+                    "s_val_weights": bench.weights,
+                    "truncation": f"head_tail at {prof['max_input_tokens']} estimated tokens",
+                    "data": data,
+                }
+            )
+        )
+    )
+
+
+def _diff(a: Any, b: Any, path: str = "") -> list[str]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for k in sorted(set(a) | set(b)):
+            out += _diff(a.get(k, "<absent>"), b.get(k, "<absent>"), f"{path}.{k}" if path else k)
+        return out
+    if a != b:
+        return [f"{path}: {json.dumps(a)[:120]} recorded, {json.dumps(b)[:120]} now"]
+    return []
+
+
+def check_settings(results: Path, compared: dict[str, Any], args: argparse.Namespace) -> None:
+    """Record the settings on the first run; refuse a rerun whose settings differ."""
+    path = results / "settings.json"
+    now = time.strftime("%Y-%m-%d %H:%M:%S")
+    invocation = {"at": now, "command": "python " + " ".join([sys.argv[0], *args.argv])}
+    if path.is_file():
+        doc = json.loads(path.read_text())
+        diffs = _diff(doc["compared"], compared)
+        if diffs:
+            raise SystemExit(
+                f"refusing to mix results: {results} holds a run with other settings "
+                f"({path}):\n  " + "\n  ".join(diffs[:20]) + "\nuse another --results-dir, or "
+                "rerun with the recorded settings"
+            )
+        doc.setdefault("invocations", []).append(invocation)
+    else:
+        doc = {
+            "benchmark": "quality (cells)",
+            "created": now,
+            "compared": compared,
+            "methods": list(Q.METHODS),
+            "machine": C.machine(),
+            "invocations": [invocation],
+        }
+    C.write_json(path, doc)
+
+
+# -- running ------------------------------------------------------------------------------
+def results_dirs(args: argparse.Namespace) -> tuple[Path, Path]:
+    results = Path(args.results_dir) if args.results_dir else C.RESULTS / f"quality-{args.profile}"
+    work = Path(args.work_dir) if args.work_dir else C.WORK / f"quality-{results.name}"
+    return results, work
+
+
+def run(args: argparse.Namespace, prof: dict[str, Any]) -> dict[str, Any]:
+    results, work = results_dirs(args)
+    args.work_dir = str(work)
+    cells = select_cells(all_cells(prof["seeds"]), args.methods, args.cells)
+    bench = Q.Bench(args, prof)
+    compared = compared_settings(args, prof, bench)
+    check_settings(results, compared, args)
+    C.log(f"results directory {results} (work files in {work})")
+    bench.engine_runs = work / "runs"
+    if any(m in ("inner_ga", "evotrainer") for _, m, _ in cells) and not args.test_only:
+        try:  # an engine without the profile's options fails here, not after hours
+            bench.engine_config(0, True)
+            bench.engine_validation()
+        except Q.EngineContractError as exc:
+            raise SystemExit(str(exc)) from exc
+        except Exception as exc:  # noqa: BLE001 - ConfigError, ValidationError
+            raise SystemExit(f"engine config for this profile is invalid: {exc}") from exc
+    progress = Progress(args.log_every_calls)
+    wrappers: dict[int, ProgressLLM] = {}
+
+    def wrap(llm: LLMClient) -> LLMClient:
+        if id(llm) not in wrappers:
+            wrappers[id(llm)] = ProgressLLM(llm, progress)
+        return wrappers[id(llm)]  # type: ignore[return-value]
+
+    if args.log_every_calls:
+        bench.wrap_backend = wrap
+    jobs = {
+        "seeds": bench.run_seeds,
+        "random_search": bench.run_random_search,
+        "inner_ga": lambda s: bench.run_engine(s, outer=False),
+        "evotrainer": lambda s: bench.run_engine(s, outer=True),
+        "gepa": bench.run_gepa,
+        "evoprompt_ga": bench.run_evoprompt,
+    }
+    try:
+        if not args.test_only:
+            done = load_cells(results)
+            todo = [c for c in cells if done.get(c[0], {}).get("status") != "ok"]
+            C.log(
+                f"{len(cells)} cells asked for, {len(cells) - len(todo)} already finished, "
+                f"{len(todo)} to run: {', '.join(c[0] for c in todo) or '-'}"
+            )
+            for n, (cell, method, seed) in enumerate(todo, 1):
+                with cell_lock(work, cell) as got:
+                    if not got:
+                        C.log(f"cell {cell}: running in another process, skipped")
+                        continue
+                    if load_cells(results).get(cell, {}).get("status") == "ok":
+                        continue  # another process finished it meanwhile
+                    C.log(f"cell {cell} ({n}/{len(todo)}): start")
+                    progress.reset(cell)
+                    rec = run_cell(jobs[method], cell, method, seed, args, bench)
+                    C.write_json(cell_path(results, cell), rec)
+                    C.log(f"cell {cell}: {brief(rec)}")
+        if not args.skip_test:
+            progress.reset("test evaluation")
+            test_evaluate(bench, results, work, args)
+    finally:
+        bench.close()
+    doc = aggregate(results)
+    C.write_json(results / "summary.json", doc)
+    print(table(doc))
+    return doc
+
+
+def run_cell(
+    fn: Any, cell: str, method: str, seed: int | None, args: argparse.Namespace, bench: Q.Bench
+) -> dict[str, Any]:
+    started = time.strftime("%Y-%m-%d %H:%M:%S")
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    rec: dict[str, Any] = {
+        "cell": cell,
+        "method": method,
+        "seed": seed,
+        "started": started,
+        **git_state(),
+        "model": args.model,
+        "threads": args.threads,
+    }
+    try:
+        got = fn(0 if seed is None else seed)
+    except Exception as exc:  # noqa: BLE001 - a failing method is a result
+        rec.update(
+            status="failed",
+            error=f"{type(exc).__name__}: {exc}",
+            traceback=traceback.format_exc(limit=8),
+        )
+    else:
+        rows = got if isinstance(got, dict) else {method: got}
+        rec["status"] = "ok"
+        rec["rows"] = {row: run_record(r) for row, r in rows.items()}
+    rec["finished"] = time.strftime("%Y-%m-%d %H:%M:%S")
+    rec["wall_s"] = round(time.perf_counter() - t0, 2)
+    rec["process_cpu_s"] = round(time.process_time() - cpu0, 1)
+    if bench.endpoint_info:
+        rec["endpoint"] = bench.endpoint_info
+    return rec
+
+
+def brief(rec: dict[str, Any]) -> str:
+    if rec.get("status") != "ok":
+        return f"FAILED {rec.get('error', '?')}"
+    parts = []
+    for row, r in rec["rows"].items():
+        s = r["selection_s_val"]
+        parts.append(
+            f"{row}: selection s_val {'n/a' if s is None else f'{s:.3f}'}, {r['calls']} calls, "
+            f"policy {r['best_policy']['id']}"
+        )
+    return "; ".join(parts) + f" ({rec['wall_s']:.0f} s)"
+
+
+# -- test evaluation ----------------------------------------------------------------------
+def test_policies(cells: dict[str, dict[str, Any]]) -> dict[str, PolicyGenome]:
+    """The seeds A, B, C and every policy a finished cell returned (deduplicated by id)."""
+    pols = {p.id: p for p in seed_policies()}
+    for rec in cells.values():
+        if rec.get("status") != "ok":
+            continue
+        for r in rec["rows"].values():
+            p = PolicyGenome.from_json(r["best_policy"])
+            pols.setdefault(p.id, p)
+    return pols
+
+
+def test_evaluate(bench: Q.Bench, results: Path, work: Path, args: argparse.Namespace) -> None:
+    """Every policy of the finished cells on every test meeting, instance-major, through the
+    persistent test-set cache; scores saved every ``--log-every`` meetings and at the end."""
+    pols = test_policies(load_cells(results))
+    C.write_json(results / "test" / "policies.json", {pid: p.to_json() for pid, p in pols.items()})
+    path = results / "test" / "scores.json"
+    scores: dict[str, dict[str, dict[str, Any]]] = (
+        json.loads(path.read_text()) if path.is_file() else {}
+    )
+    meetings = [(name, inst) for name, s in bench.tests.items() for inst in s.instances]
+    todo_pairs = sum(
+        1
+        for name, inst in meetings
+        for pid in pols
+        if pid not in scores.get(name, {}).get(inst.id, {})
+    )
+    C.log(
+        f"test evaluation: {len(pols)} policies x {len(meetings)} meetings "
+        f"({', '.join(f'{n} {len(s.instances)}' for n, s in bench.tests.items())}); "
+        f"{todo_pairs} pairs to score"
+    )
+    if todo_pairs == 0:
+        return
+    cache_cfg = (
+        CacheConfig(enabled=False)
+        if args.no_test_cache
+        else CacheConfig(enabled=True, path=str(work / "test-cache.sqlite"))
+    )
+    stack = build_stack(bench.backend, cache_cfg, Budget())
+    ev = Evaluator(bench.task, stack.client, bench.agent_sampling(0), SerialRunner())
+    t0 = time.perf_counter()
+    dirty = False
+    for k, (name, inst) in enumerate(meetings, 1):
+        have = scores.setdefault(name, {}).setdefault(inst.id, {})
+        todo = [p for pid, p in pols.items() if pid not in have]
+        if todo:  # all policies on this meeting back to back: one prefill of the transcript
+            val = Validator(bench.task, ev, [inst], bench.weights, bench.tests[name].info["source"])
+            res = val.validate(todo)
+            for p in todo:
+                row = res[p.id].per_instance[0]
+                have[p.id] = {
+                    # s_val of one meeting: the engine's combiner with the row as aggregates
+                    # (0.5 ROUGE-L + 0.5 action-item F1; ROUGE-L alone where F1 is None)
+                    "s_val": combine_s_val(row, bench.weights),
+                    **{key: row.get(key) for key in SCORE_KEYS},
+                    "error": row.get("error"),
+                    "truncated": row.get("truncated"),
+                    "output": row.get("output"),
+                }
+            dirty = True
+        if dirty and (k % max(1, args.log_every) == 0 or k == len(meetings)):
+            C.write_json(path, scores)
+            dirty = False
+            dt = time.perf_counter() - t0
+            b = stack.budget.snapshot()
+            C.log(
+                f"  test: {k}/{len(meetings)} meetings ({name} {inst.id}), "
+                f"{b['backend_calls']} backend calls, {b['cache_hits']} cache hits, {dt:.0f} s"
+            )
+    C.write_json(path, scores)
+    b = stack.budget.snapshot()
+    C.log(
+        f"test evaluation done: {b['backend_calls']} backend calls, {b['cache_hits']} cache hits, "
+        f"{time.perf_counter() - t0:.0f} s"
+    )
+
+
+# -- aggregation ----------------------------------------------------------------------------
+def _runs_by_row(
+    cells: dict[str, dict[str, Any]], n_seeds: int
+) -> dict[str, list[tuple[int | None, dict[str, Any]]]]:
+    """row -> [(seed, run record)] over the finished cells (the seeds cell stands for every
+    seed; its rows are listed once, seed None)."""
+    out: dict[str, list[tuple[int | None, dict[str, Any]]]] = {row: [] for row in Q.ROWS}
+    for rec in cells.values():
+        if rec.get("status") != "ok":
+            continue
+        for row, r in rec["rows"].items():
+            out.setdefault(row, []).append((rec.get("seed"), r))
+    for runs in out.values():
+        runs.sort(key=lambda t: -1 if t[0] is None else t[0])
+    return out
+
+
+def _vector(scores: dict, meetings: list[tuple[str, str]], pid: str, key: str) -> list:
+    return [scores.get(name, {}).get(mid, {}).get(pid, {}).get(key) for name, mid in meetings]
+
+
+def _mean(xs: Sequence[float | None]) -> float | None:
+    v = [x for x in xs if x is not None]
+    return sum(v) / len(v) if v else None
+
+
+def aggregate(results: Path) -> dict[str, Any]:
+    """summary.json: per test set (and pooled) each method's mean test scores and its paired
+    difference to seed_best with a 95% bootstrap interval over meetings; cell status."""
+    settings = json.loads((results / "settings.json").read_text())
+    comp = settings["compared"]
+    n_seeds = int(comp["settings"]["seeds"])
+    cells = load_cells(results)
+    spath = results / "test" / "scores.json"
+    scores = json.loads(spath.read_text()) if spath.is_file() else {}
+    grid = all_cells(n_seeds)
+    status = {
+        c: (
+            "missing"
+            if c not in cells
+            else cells[c].get("status", "?")
+            + ("" if cells[c].get("status") == "ok" else f": {cells[c].get('error', '')[:100]}")
+        )
+        for c, _, _ in grid
+    }
+    runs = _runs_by_row(cells, n_seeds)
+    sets: dict[str, list[tuple[str, str]]] = {
+        name: [(name, mid) for mid in t["ids"]] for name, t in comp["data"]["test"].items()
+    }
+    if len(sets) > 1:
+        sets[ALL] = [m for v in list(sets.values()) for m in v]
+    base = runs.get(BASELINE) or []
+    base_pid = base[0][1]["best_policy"]["id"] if base else None
+    doc: dict[str, Any] = {
+        "benchmark": "quality (cells)",
+        "results_dir": str(results),
+        "aggregated": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "profile": comp["profile"],
+        "model": comp["model"],
+        "settings": comp["settings"],
+        "data": comp["data"],
+        "cells": status,
+        "complete": all(v == "ok" for v in status.values()),
+        "commits": sorted({str(c.get("commit")) for c in cells.values()}),
+        "bootstrap": {
+            "resamples": stats.N_RESAMPLES,
+            "seed": stats.SEED,
+            "level": stats.LEVEL,
+            "what": "mean over meetings of (method's score averaged over its seeds' returned "
+            "policies - seed_best's score), meetings resampled with replacement",
+        },
+        "methods": {},
+        "confirmation": {},
+    }
+    for row in Q.ROWS:
+        rr = runs.get(row) or []
+        rec: dict[str, Any] = {
+            "description": Q.DESCRIPTIONS.get(row, ""),
+            "runs": [
+                {
+                    "seed": seed,
+                    "policy": r["best_policy"]["id"],
+                    "name": r["best_policy"].get("name"),
+                    "components": sorted(r["best_policy"].get("components", {})),
+                    "selection_s_val": r["selection_s_val"],
+                    "calls": r["calls"],
+                    "tokens": r["tokens"],
+                    "wall_s": r["wall_s"],
+                }
+                for seed, r in rr
+            ],
+            "selection_s_val": C.mean_std([r["selection_s_val"] for _, r in rr]),
+            "calls": C.mean_std([r["calls"] for _, r in rr]),
+            "tokens": C.mean_std([r["tokens"] for _, r in rr]),
+            "wall_s": C.mean_std([r["wall_s"] for _, r in rr]),
+            "test": {},
+        }
+        pids = [r["best_policy"]["id"] for _, r in rr]
+        for name, meetings in sets.items():
+            if not pids:
+                continue
+            t: dict[str, Any] = {"n_meetings": len(meetings)}
+            for key in ("s_val", "rougeL", "action_item_f1"):
+                vecs = [_vector(scores, meetings, pid, key) for pid in pids]
+                per_run = [_mean(v) for v in vecs]
+                seed_avg = [_mean([v[m] for v in vecs]) for m in range(len(meetings))]
+                t[key] = {
+                    "mean": _mean(seed_avg),
+                    "per_run": per_run,
+                    "over_runs": C.mean_std(per_run),
+                    "n_scored": sum(x is not None for x in seed_avg),
+                }
+                if key == "action_item_f1" or base_pid is None:
+                    continue
+                bvec = _vector(scores, meetings, base_pid, key)
+                t[f"diff_{key}"] = stats.paired_difference(vecs, bvec)
+                t[f"diff_{key}_per_run"] = [stats.paired_difference([v], bvec) for v in vecs]
+            rec["test"][name] = t
+        doc["methods"][row] = rec
+    for c, rec in sorted(cells.items()):
+        if rec.get("status") != "ok":
+            continue
+        for row, r in rec["rows"].items():
+            conf = (r.get("details") or {}).get("confirmation")
+            if conf is not None:
+                doc["confirmation"][f"{c}" if row == rec["method"] else f"{c}/{row}"] = conf
+    return doc
+
+
+# -- table --------------------------------------------------------------------------------
+def _f(x: float | None, digits: int = 3) -> str:
+    return "n/a" if x is None else f"{x:.{digits}f}"
+
+
+def _returned(rec: dict[str, Any]) -> str:
+    """What each run returned: a seed's name, or 'new' (with the components beyond system)."""
+    out = []
+    for run in rec["runs"]:
+        extra = [c for c in run["components"] if c != "system"]
+        label = run["name"] if run.get("name") in ("A", "B", "C") else "new"
+        out.append(label + (f" (+{'+'.join(extra)})" if extra else ""))
+    return ", ".join(out)
+
+
+def table(doc: dict[str, Any]) -> str:
+    """Markdown: cell status; selection and cost; per test set the test means and the paired
+    differences to seed_best; per seed differences; the engine's confirmation blocks."""
+    s = doc["settings"]
+    n_seeds = int(s["seeds"])
+    seed_cols = " | ".join(f"seed {i}" for i in range(n_seeds))
+    out = [
+        f"Profile {doc['profile']}, model {doc['model']}, budget {s['budget']} backend calls per "
+        f"method and seed, {n_seeds} seeds: "
+        + ("all cells finished." if doc["complete"] else "PARTIAL, some cells not finished."),
+        "",
+        f"| cell | {seed_cols} |",
+        "|---|" + "---|" * n_seeds,
+    ]
+    for m in Q.METHODS:
+        if m == "seeds":
+            st = doc["cells"].get("seeds", "missing")
+            out.append(
+                f"| seeds | {st} (one deterministic cell for all seeds) |" + " |" * (n_seeds - 1)
+            )
+            continue
+        cols = [doc["cells"].get(cell_id(m, i), "missing") for i in range(n_seeds)]
+        out.append(f"| {m} | " + " | ".join(c[:70] for c in cols) + " |")
+    rows = [(row, rec) for row, rec in doc["methods"].items() if rec["runs"]]
+    out += [
+        "",
+        "Selection (mean ± std over seeds) and cost per run:",
+        "",
+        "| method | runs | returned | selection s_val | calls | tokens | wall s |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row, rec in rows:
+        n_runs = 1 if row in SEED_ROWS else n_seeds
+        out.append(
+            f"| {row} | {len(rec['runs'])}/{n_runs} | {_returned(rec)} "
+            f"| {C.fmt(rec['selection_s_val'])} | {_f(rec['calls']['mean'], 0)} "
+            f"| {_f(rec['tokens']['mean'], 0)} | {_f(rec['wall_s']['mean'], 0)} |"
+        )
+    test_sets = list(next((r["test"] for r in doc["methods"].values() if r["test"]), {}))
+    scored = any(t["s_val"]["n_scored"] for _, rec in rows for t in rec["test"].values())
+    if not scored:
+        out += ["", "No test scores yet (run without --skip-test, or with --test-only)."]
+        test_sets = []
+    for name in test_sets:
+        n_meet = next(rec["test"][name]["n_meetings"] for _, rec in rows if name in rec["test"])
+        out += [
+            "",
+            f"Test set {name} ({n_meet} meetings). Δ: paired difference to seed_best, mean over "
+            "meetings (a method's score first averaged over its seeds) with a 95% bootstrap "
+            "interval; * = the interval excludes 0.",
+            "",
+            "| method | test s_val | test ROUGE-L | test action-item F1 | Δ s_val [95% CI] "
+            "| Δ ROUGE-L [95% CI] |",
+            "|---|---|---|---|---|---|",
+        ]
+        for row, rec in rows:
+            t = rec["test"][name]
+            k = t["s_val"]["n_scored"]
+            partial = "" if k == t["n_meetings"] else f" ({k}/{t['n_meetings']} meetings)"
+            out.append(
+                f"| {row} | {_f(t['s_val']['mean'])}{partial} | {_f(t['rougeL']['mean'])} "
+                f"| {_f(t['action_item_f1']['mean'])} | {stats.fmt_ci(t.get('diff_s_val'))} "
+                f"| {stats.fmt_ci(t.get('diff_rougeL'))} |"
+            )
+    per_seed = [
+        (row, rec)
+        for row, rec in rows
+        if row not in SEED_ROWS and any("diff_s_val_per_run" in t for t in rec["test"].values())
+    ]
+    if test_sets and per_seed:
+        out += [
+            "",
+            "Per seed: Δ s_val to seed_best [95% CI] of each seed's returned policy",
+            "",
+            f"| method | test set | {seed_cols} |",
+            "|---|---|" + "---|" * n_seeds,
+        ]
+        for row, rec in per_seed:
+            for name in test_sets:
+                cis = rec["test"][name].get("diff_s_val_per_run", [])
+                by_seed = {run["seed"]: ci for run, ci in zip(rec["runs"], cis, strict=False)}
+                out.append(
+                    f"| {row} | {name} | "
+                    + " | ".join(
+                        stats.fmt_ci(by_seed[i]) if i in by_seed else "-" for i in range(n_seeds)
+                    )
+                    + " |"
+                )
+    if doc.get("confirmation"):
+        out += [
+            "",
+            "The engine's own confirmation check (held-out AMI train meetings; summary.json of "
+            "each engine run):",
+            "",
+            "| cell | meetings | returned | winner s_val | best seed s_val | Δ [95% CI] | why |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for c, conf in doc["confirmation"].items():
+            out.append(_confirmation_row(c, conf))
+    return "\n".join(out)
+
+
+def _confirmation_row(cell: str, conf: Any) -> str:
+    if not isinstance(conf, dict):
+        return f"| {cell} | {json.dumps(conf)[:200]} | | | | | |"
+    d = conf.get("difference") or {}
+    ci = d.get("ci95") or [None, None]
+    diff = (
+        f"{d['mean']:+.3f} [{ci[0]:+.3f}, {ci[1]:+.3f}]"
+        if d.get("mean") is not None and None not in ci
+        else "n/a"
+    )
+    ret = conf.get("returned")
+    returned = (
+        "the best seed"
+        if ret is not None and ret == conf.get("best_seed")
+        else "the winner"
+        if ret is not None and ret == conf.get("winner")
+        else str(ret)
+    )
+    return (
+        f"| {cell} | {conf.get('n', '?')} | {returned} "
+        f"| {_f(conf.get('winner_s_val'))} | {_f(conf.get('best_seed_s_val'))} | {diff} "
+        f"| {str(conf.get('reason', ''))[:80]} |"
+    )
+
+
+def table_from_dir(path: Path) -> str:
+    if not (path / "settings.json").is_file():
+        raise SystemExit(f"{path} is not a results directory (no settings.json)")
+    return table(aggregate(path))
+
+
+def estimate_calls(prof: dict[str, Any], n_test_total: int) -> dict[str, int]:
+    """Backend calls of a whole run: the seeds cell, the budgeted cells, the test evaluation
+    (at most: every cell returning a different policy)."""
+    n_budgeted = len(Q.METHODS) - 1
+    return {
+        "seeds": 3 * prof["n_selection"],
+        "budgeted": n_budgeted * prof["seeds"] * prof["budget"],
+        "test_at_most": n_test_total * (3 + n_budgeted * prof["seeds"]),
+    }
