@@ -86,3 +86,24 @@ def family_llm(task: RecordingMeetingTask) -> FunctionLLM:
         return honest_minutes(meeting)
 
     return FunctionLLM(answer, model_id="fake:families")
+
+
+def write_corpus(path, n: int, seed: int, source: str = "CORPUS", difficulty: float = 0.2):
+    """A JSONL file of ``n`` meetings in the shared data format, marked as a real corpus
+    (``source``), with references: a stand-in for AMI that needs no ../shared."""
+    import json
+    import random
+
+    from evotrainer.tasks.meetings.generator import MeetingGenerator
+
+    gen = MeetingGenerator()
+    rng = random.Random(seed)
+    with open(path, "w", encoding="utf-8") as fh:
+        for i in range(n):
+            m = gen.meeting(difficulty, rng, id=f"{source.lower()}-{seed}-{i}")
+            rec = m.to_json()
+            rec["source"] = source
+            refs = rec["references"]
+            refs["action_items"] = [a.as_text() for a in m.action_truth]
+            fh.write(json.dumps(rec) + "\n")
+    return path

@@ -58,7 +58,10 @@ def test_hacking_is_flagged_and_the_harness_recovers(tmp_path):
                 "seed_prompts": HONEST_SEEDS,
             },
             "outer": {"every": 3, "variants": 3},
-            "harness": {"weights": {"completeness": 0.1, "format": 0.1, "action_count": 0.8}},
+            "harness": {
+                "weights": {"completeness": 0.1, "format": 0.1, "action_count": 0.8},
+                "real_data": None,
+            },
             "validation": {"data": None, "synthetic_size": 6},
             "defences": {"monitor_window": 2},
         }
@@ -112,6 +115,7 @@ def test_policy_that_leaks_private_data_is_rejected(tmp_path):
                 "seed_prompts": [leaky, HONEST_SEEDS[0], "Ignore the transcript and write 'ok'."],
             },
             "outer": {"enabled": False},
+            "harness": {"real_data": None},
             "validation": {"data": None, "synthetic_size": 2},
         }
     )

@@ -48,7 +48,10 @@ def test_spec_defaults():
     cfg = RunConfig()
     assert (cfg.inner.population, cfg.inner.elites, cfg.inner.tasks_per_generation) == (10, 4, 20)
     assert (cfg.inner.generations, cfg.outer.every, cfg.harness.difficulty) == (20, 5, 0.3)
-    assert cfg.harness.weights == {"completeness": 0.5, "format": 0.2, "action_count": 0.3}
+    spec = {"completeness": 0.5, "format": 0.2, "action_count": 0.3}
+    assert {k: cfg.harness.weights[k] for k in spec} == spec
+    # on real training meetings the reference-based components join (synthetic: SPEC's three)
+    assert set(cfg.harness.weights) - set(spec) == {"ref_rougeL", "ref_action_item_f1"}
 
 
 def test_unknown_reward_component_is_a_config_error():
@@ -134,6 +137,7 @@ def _gaming_config(tmp_path, **over):
         "harness": {
             "difficulty": 0.3,
             "weights": {"completeness": 0.1, "format": 0.1, "action_count": 0.8},
+            "real_data": None,
         },
         # the outer loop alone must undo the gaming here; validating every seed at the start
         # would let the honest seed S3 win without it (tested on its own below)

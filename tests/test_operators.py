@@ -43,6 +43,7 @@ from evotrainer.types import Lineage
 
 LEXICAL = ["synonym", "reorder", "keyword", "sentence_crossover"]
 LLM_OPS = ["llm_paraphrase", "llm_merge", "reflective"]
+STRUCTURAL = ["template", "template_crossover", "fewshot", "feedback_edit"]  # no LLM needed
 GOOD_ANSWER = "Write the minutes with a title, every decision and at most five action items."
 
 LONG_A = (
@@ -108,11 +109,12 @@ def test_operator_is_deterministic_given_rng(name: str) -> None:
 
 
 def test_operators_satisfy_protocol_and_registry() -> None:
-    assert set(OPERATORS) == set(LEXICAL + LLM_OPS)
+    assert set(OPERATORS) == set(LEXICAL + LLM_OPS + STRUCTURAL)
     for name, op in OPERATORS.items():
         assert isinstance(op, Operator)
         assert op.name == name
-        assert op.arity == (2 if name in ("sentence_crossover", "llm_merge") else 1)
+        crossovers = ("sentence_crossover", "llm_merge", "template_crossover")
+        assert op.arity == (2 if name in crossovers else 1)
         assert op.uses_llm == (name in LLM_OPS)
     assert set(default_operator_weights()) == set(OPERATORS)
     assert default_operator_weights()["reflective"] > default_operator_weights()["synonym"]
@@ -482,8 +484,8 @@ def test_repair_child_per_component() -> None:
 
 def test_choose_operator_skips_llm_ops_without_llm() -> None:
     rng = random.Random(0)
-    names = {choose_operator(rng, None, llm_available=False).name for _ in range(200)}
-    assert names == set(LEXICAL)
+    names = {choose_operator(rng, None, llm_available=False).name for _ in range(400)}
+    assert names == set(LEXICAL + STRUCTURAL)
     names = {choose_operator(rng, None, llm_available=True).name for _ in range(400)}
     assert names == set(OPERATORS)
 

@@ -299,6 +299,7 @@ def real_run(tmp_path_factory) -> Path:
             "report": False,
             "inner": {"population": 4, "elites": 2, "tasks_per_generation": 3, "generations": 6},
             "outer": {"every": 2, "variants": 2},
+            "harness": {"real_data": None},
             "validation": {"data": None, "synthetic_size": 3},
         }
     )

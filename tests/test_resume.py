@@ -41,6 +41,7 @@ SCRIPT = textwrap.dedent(
             "inner": {{"population": 4, "elites": 2, "tasks_per_generation": 3,
                        "generations": 9}},
             "outer": {{"every": 4, "variants": 2}},
+            "harness": {{"real_data": None}},
             "validation": {{"data": None, "synthetic_size": 3}},
         }})
         CoEvolution(cfg, task=task, llm=slow).run(run_dir)

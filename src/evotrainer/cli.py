@@ -72,6 +72,17 @@ def _conclude(co, result, as_json: bool, report: bool) -> None:  # type: ignore[
         f"[bold]final s_val[/] {s['final_s_val']:.4f}   ({s['validation']['source']}, "
         f"n={s['validation']['n']})"
     )
+    c = s.get("confirmation")
+    if c:
+        lo, hi = c["difference"]["ci95"]
+        returned = "the best seed" if c["returned"] == c["best_seed"] else "the evolved policy"
+        out.print(
+            f"[bold]on {c['n']} meetings not used for selection:[/] returned policy "
+            f"{c['winner_s_val'] if c['returned'] == c['winner'] else c['best_seed_s_val']:.4f}"
+            f", best seed {c['best_seed_s_val']:.4f}; evolved winner - best seed "
+            f"{c['difference']['mean']:+.4f} [95% CI {lo:+.4f}, {hi:+.4f}]"
+        )
+        out.print(f"returned {returned}: {c['reason']}", markup=False)
     out.print(
         f"generations {s['generations']}, outer steps {s['outer_steps']}, "
         f"LLM calls {s['llm_calls']} ({s['runtime']['backend_calls']} to the backend), "

@@ -1,12 +1,16 @@
 """The driver: wires the inner loop (policy GA) and the outer loop (harness evolution).
 
-One generation: the current harness's generator gives a batch of instances; the inner optimiser
-asks for candidates; the evaluator runs them (instance-major) and scores every reward component;
-the harness weights turn score vectors into fitness; the optimiser is told. Every ``outer.every``
-generations: validate the best policy (s_val), maybe roll back, ask the harness optimiser for
+One generation: the current harness draws a batch (real training instances and synthetic ones,
+harness/training_set.py); the inner optimiser asks for candidates; the evaluator runs them
+(instance-major, racing: a child meets a few instances first) and scores every reward
+component; the harness weights turn score vectors into fitness; the optimiser is told. Every
+``outer.every`` generations: validate the best policy (s_val, on the selection part of the
+validation data, racing against the best so far), maybe roll back, ask the harness optimiser for
 variants, trial each by a short inner run from a copy of the current population, validate the
-trials' best policies, tell the harness optimiser, continue from the winning trial. A checkpoint
-is written after every generation and every outer step.
+trials' best policies, tell the harness optimiser, continue from the winning trial. At the end
+the selection winner and the best seed meet the held-out confirmation part (paired, with an
+interval), and the return rule picks one. A checkpoint is written after every generation and
+every outer step.
 """
 
 from __future__ import annotations
@@ -24,19 +28,22 @@ from evotrainer.defences.learned import LearnedDefences, batch_outputs
 from evotrainer.defences.monitor import ProxyGapMonitor
 from evotrainer.defences.robustness import RobustnessProbe
 from evotrainer.errors import BudgetExceeded, ConfigError
+from evotrainer.evaluation.confirmation import Confirmation, confirm
 from evotrainer.evaluation.evaluator import Evaluator, PolicyFitness
-from evotrainer.evaluation.fitness import FitnessJudge
+from evotrainer.evaluation.fitness import FitnessJudge, input_text
 from evotrainer.evaluation.runner import Runner, runner_for
 from evotrainer.evaluation.validation import Validator
 from evotrainer.harness.genome import HarnessBounds, HarnessGenome
+from evotrainer.harness.reference import reference_components
 from evotrainer.harness.reward import weighted_reward
+from evotrainer.harness.training_set import BatchSource, load_real_pool
 from evotrainer.llm.base import LLMClient, SamplingParams
 from evotrainer.llm.budget import Budget
 from evotrainer.llm.spec import LLMStack, build_backend, build_stack
-from evotrainer.loops.inner import PolicyOptimizer
+from evotrainer.loops.inner import OperatorResources, PolicyOptimizer
 from evotrainer.loops.outer import HarnessOptimizer
 from evotrainer.loops.rng import stream
-from evotrainer.loops.weakness import WeaknessReport
+from evotrainer.loops.weakness import DISAGREE, WeaknessReport
 from evotrainer.policy.archive import ArchiveEntry
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.policy.seeds import seed_policies
@@ -47,6 +54,7 @@ from evotrainer.tasks.registry import build_task
 from evotrainer.types import Instance, ValidationResult
 
 Observer = Callable[[ev.Event], None]
+BEST_OUTPUT_EXAMPLES = 3  # best training outputs offered as few-shot candidates
 
 
 def _finite(x: float) -> float | None:
@@ -93,12 +101,25 @@ class CoEvolution:
             self.sampling,
             runner or runner_for(self.stack.backend.model_id, config.model.concurrency),
         )
+        self.evaluator.components.update(
+            reference_components(self.task.validation_metric(), config.harness.reference_components)
+        )
         self.generator = self.task.generator()
         if validation is None:
             vset = resolve_validation(self.task, config.validation, config.seed)
         else:
             vset = resolve_validation(self.task, config.validation, config.seed, list(validation))
         self.validation_set = vset
+        # no validation instance (selection or confirmation) may reach a training signal
+        self.held_out = frozenset(i.id for i in vset.instances)
+        self.train_ids: set[str] = set()  # every instance a training batch held
+        self.real_pool = load_real_pool(
+            self.task,
+            config.harness.real_data,
+            self.held_out,
+            lambda inst: input_text(self.task, inst),
+        )
+        self.batches = BatchSource(self.generator, self.real_pool.instances)
         d = config.defences
         self.constitution = Constitution(
             enabled=d.constitution,
@@ -116,6 +137,8 @@ class CoEvolution:
             s_val_weights=config.outer.s_val_weights,
             seed=config.seed,
             on_violation=self._on_violation,
+            race_first=config.inner.race_first,
+            race_margin=config.inner.race_margin,
         )
         self.monitor = ProxyGapMonitor(window=d.monitor_window) if d.monitor else None
         self.learned = LearnedDefences(
@@ -124,34 +147,62 @@ class CoEvolution:
             d.learned_reward,
             dict(config.outer.s_val_weights),
             config.seed,
-            exclude_ids=[i.id for i in self.validation_set.instances],
+            exclude_ids=sorted(self.held_out),
         )
+        truncation = f"{config.task.truncation} at {config.task.max_input_tokens} tokens"
         self.validator = Validator(
             self.task,
             self.evaluator,
-            vset.instances,
+            vset.selection,
             config.outer.s_val_weights,
             vset.source,
-            truncation=f"{config.task.truncation} at {config.task.max_input_tokens} tokens",
+            truncation=truncation,
             probe=self._robustness_probe(),
         )
+        self.confirmer = (
+            Validator(
+                self.task,
+                self.evaluator,
+                vset.confirmation,
+                config.outer.s_val_weights,
+                vset.source + " (confirmation)",
+                truncation=truncation,
+            )
+            if vset.confirmation
+            else None
+        )
+        self.confirmation: Confirmation | None = None
         if config.budget.max_calls is not None and config.budget.reserve_final:
             probe = self.validator.probe
-            cost = len(vset.instances) + len(getattr(probe, "instances", ()))
+            cost = (
+                len(vset.selection)
+                + len(getattr(probe, "instances", ()))
+                + 2 * len(vset.confirmation)
+            )
             budget.reserve = min(cost, config.budget.max_calls // 2)
         base = HarnessGenome(
-            config.harness.difficulty, config.harness.weights, config.harness.task_mix
+            config.harness.difficulty,
+            config.harness.weights,
+            config.harness.task_mix,
+            config.harness.real_share if self.real_pool.instances else 0.0,
         )
         self.bounds = HarnessBounds(
             config.harness.difficulty_bounds[0],
             config.harness.difficulty_bounds[1],
             config.harness.weight_max,
+            config.harness.real_share_bounds[0],
+            config.harness.real_share_bounds[1],
         )
         self._check_components(base)
         learned = [n for n in ("discriminator", "learned") if n in self.evaluator.components]
         space = tuple(sorted(set(base.weights) | set(config.harness.switchable) | set(learned)))
         self.hopt = HarnessOptimizer(
-            config.outer, base, self.bounds, stream(config.seed, "outer"), space
+            config.outer,
+            base,
+            self.bounds,
+            stream(config.seed, "outer"),
+            space,
+            real_pool=bool(self.real_pool.instances),
         )
         seeds = (
             [
@@ -161,6 +212,7 @@ class CoEvolution:
             if config.inner.seed_prompts
             else seed_policies()
         )
+        self.reference_examples = self._reference_examples()
         self.inner = self._new_inner(seeds)
         self.policies: dict[str, PolicyGenome] = {}  # every policy ever made, for lineage
         self.epoch = 0
@@ -179,9 +231,49 @@ class CoEvolution:
             max_tokens=self.cfg.model.operator_max_tokens,
             seed=self.cfg.seed,
         )
-        return PolicyOptimizer(
+        opt = PolicyOptimizer(
             self.cfg.inner, seeds, stream(self.cfg.seed, "inner"), self.stack.client, op_sampling
         )
+        opt.resources = OperatorResources(
+            templates=tuple(self.task.output_templates()),
+            edits=dict(self.task.feedback_edits()),
+        )
+        return opt
+
+    def _reference_examples(self) -> list[str]:
+        """Few-shot candidates from the human references of the real training pool (cut)."""
+        from evotrainer.operators.fewshot import cut_to_tokens
+
+        out = []
+        for inst in self.real_pool.instances:
+            text = self.task.reference_example(inst)
+            cut = cut_to_tokens(text, self.cfg.inner.example_tokens) if text else None
+            if cut:
+                out.append(cut)
+        return out
+
+    def _refresh_resources(self, opt: PolicyOptimizer, harness: HarnessGenome) -> None:
+        """Keep the operators' view current: the harness weights, and few-shot candidates from
+        the references and the best training outputs so far (never a validation instance)."""
+        from evotrainer.operators.fewshot import cut_to_tokens
+
+        scored = sorted(
+            (
+                (weighted_reward(rec.vector, harness.weights), rec.rollout.output)
+                for (_, iid), rec in self.evaluator.store.items()
+                if iid in self.train_ids and rec.rollout.error is None and rec.rollout.output
+            ),
+            reverse=True,
+        )
+        best: list[str] = []
+        for _, text in scored:
+            cut = cut_to_tokens(text, self.cfg.inner.example_tokens)
+            if cut and cut not in best:
+                best.append(cut)
+            if len(best) >= BEST_OUTPUT_EXAMPLES:
+                break
+        opt.resources.weights = dict(harness.weights)
+        opt.resources.examples = (*self.reference_examples, *best)
 
     def _check_components(self, base: HarnessGenome) -> None:
         known = set(self.evaluator.components)
@@ -218,9 +310,12 @@ class CoEvolution:
     # -- batches and fitness ------------------------------------------------------------
     def batch(self, epoch: int, harness: HarnessGenome) -> list[Instance]:
         rng = stream(self.cfg.seed, "batch", epoch)
-        return self.generator.sample(
-            self.cfg.inner.tasks_per_generation, harness.difficulty, rng, harness.task_mix
-        )
+        batch = self.batches.sample(self.cfg.inner.tasks_per_generation, harness, rng)
+        leaked = [i.id for i in batch if i.id in self.held_out]
+        if leaked:  # cannot happen (the pool is filtered); a generator bug must not leak
+            raise ConfigError(f"training batch holds validation instances {leaked}")
+        self.train_ids.update(i.id for i in batch)
+        return batch
 
     def fitness_of(
         self,
@@ -228,10 +323,19 @@ class CoEvolution:
         batch: Sequence[Instance],
         harness: HarnessGenome,
         epoch: int | None = None,
+        race: PolicyOptimizer | None = None,
     ) -> dict[str, PolicyFitness]:
+        """Fitness on ``batch``; with ``race``, new policies race against its population."""
         for p in policies:
             self.policies.setdefault(p.id, p)
-        return self.judge(policies, batch, harness, self.epoch if epoch is None else epoch)
+        return self.judge(
+            policies,
+            batch,
+            harness,
+            self.epoch if epoch is None else epoch,
+            incumbents=race.population if race is not None else (),
+            survivors=self.cfg.inner.elites,
+        )
 
     def _generation(
         self, opt: PolicyOptimizer, batch: list[Instance], h: HarnessGenome, epoch: int
@@ -242,8 +346,9 @@ class CoEvolution:
             batch[:] = self.batch(epoch, h)
             opt.shrink_to_elites()
             opt.refit(self.fitness_of(opt.population, batch, h, epoch))
+        self._refresh_resources(opt, h)
         candidates = opt.ask()
-        opt.tell(self.fitness_of(candidates, batch, h, epoch))
+        opt.tell(self.fitness_of(candidates, batch, h, epoch, race=opt))
         return epoch
 
     def _robustness_probe(self) -> RobustnessProbe | None:
@@ -260,7 +365,7 @@ class CoEvolution:
     def _terminal_pool(self) -> list[Instance]:
         path = self.cfg.defences.terminal_data
         if path and Path(path).is_file():
-            return self.task.load(path)
+            return [i for i in self.task.load(path) if i.id not in self.held_out]
         self._notes.append(
             (
                 ev.WARNING,
@@ -287,9 +392,28 @@ class CoEvolution:
             self.emit(ev.ALERT, kind=a.kind, message=a.message, detail=dict(a.detail))
 
     # -- validation ------------------------------------------------------------------------
-    def validate(self, policies: Sequence[PolicyGenome], role: str) -> dict[str, ValidationResult]:
-        """Validate policies; ``role`` (initial | incumbent | trial | final) labels the events."""
-        results = self.validator.validate(policies)
+    def validate(
+        self, policies: Sequence[PolicyGenome], role: str, race: bool = False
+    ) -> dict[str, ValidationResult]:
+        """Validate policies on the selection part; ``role`` (initial | seed | incumbent |
+        trial | final) labels the events. ``race``: race against the best archived policy."""
+        todo = {p.id for p in policies if p.id not in self.validator.memo}
+        if todo:
+            self.emit(
+                ev.VALIDATION_STARTED,
+                role=role,
+                policies=len(todo),
+                instances=len(self.validator.instances),
+                race=race and self.cfg.validation.race_first > 0,
+            )
+        if race:
+            best = self.hopt.archive.best()
+            v = self.cfg.validation
+            results = self.validator.race(
+                policies, best.policy if best else None, v.race_first, v.race_margin
+            )
+        else:
+            results = self.validator.validate(policies)
         for p in policies:
             r = results[p.id]
             self.emit(
@@ -300,12 +424,19 @@ class CoEvolution:
                 aggregates=dict(r.aggregates),
                 generation=self.inner.generation,
                 outer_step=self.outer_step,
+                partial=r.partial,
+                n=r.n,
             )
         return results
 
-    def _archive(self, policy: PolicyGenome, harness: HarnessGenome, s_val: float) -> None:
+    def _archive(
+        self, policy: PolicyGenome, harness: HarnessGenome, result: ValidationResult
+    ) -> None:
+        """Archive a fully validated pair (a raced-out estimate is not a validation)."""
+        if result.partial:
+            return
         self.hopt.archive.add(
-            ArchiveEntry(policy, harness, s_val, self.inner.generation, self.outer_step)
+            ArchiveEntry(policy, harness, result.s_val, self.inner.generation, self.outer_step)
         )
 
     # -- the run -------------------------------------------------------------------------
@@ -349,7 +480,20 @@ class CoEvolution:
             run_dir=str(self.run_dir) if self.run_dir else None,
         )
         vs = self.validation_set
-        self.emit(ev.VALIDATION_SET, source=vs.source, n=len(vs.instances), message=vs.message)
+        self.emit(
+            ev.VALIDATION_SET,
+            source=vs.source,
+            n=len(vs.selection),
+            confirmation=len(vs.confirmation),
+            message=vs.message,
+        )
+        self.emit(
+            ev.TRAINING_SET,
+            real=len(self.real_pool.instances),
+            source=self.real_pool.source,
+            real_share=self.harness.real_share,
+            message=self.real_pool.message,
+        )
         if vs.synthetic:
             self.emit(ev.WARNING, message=vs.message)
         batch = self.batch(self.epoch, self.harness)
@@ -371,13 +515,14 @@ class CoEvolution:
                 and math.isfinite(self.inner.fitness[p.id].fitness)
             ]
             self.validator.validate([best, *seeds])  # together: one prefill per meeting
-        s = self.validate([best], "initial")[best.id].s_val
-        self._archive(best, self.harness, s)
+        first = self.validate([best], "initial")[best.id]
+        s = first.s_val
+        self._archive(best, self.harness, first)
         initial_best = (best.id, s)
         results = self.validate(seeds, "seed")
         for p in seeds:
             s_seed = results[p.id].s_val
-            self._archive(p, self.harness, s_seed)
+            self._archive(p, self.harness, results[p.id])
             if s_seed > initial_best[1]:
                 initial_best = (p.id, s_seed)
         self.initial = initial_best
@@ -387,8 +532,8 @@ class CoEvolution:
     def _outer_step(self, batch: list[Instance]) -> list[Instance]:
         self.outer_step += 1
         best = self.inner.best()
-        current = self.validate([best], "incumbent")[best.id]
-        self._archive(best, self.harness, current.s_val)
+        current = self.validate([best], "incumbent", race=True)[best.id]
+        self._archive(best, self.harness, current)
         rollback = self.hopt.observe(current.s_val)
         if rollback is not None:
             fit = self.fitness_of([rollback.policy], batch, self.harness)
@@ -403,6 +548,8 @@ class CoEvolution:
                 outer_step=self.outer_step,
                 generation=self.inner.generation,
             )
+        else:
+            self._reinject_best(batch, current.s_val)
         if self.learned.active:
             pop_ids = [p.id for p in self.inner.population]
             refit = self.learned.refit(
@@ -415,6 +562,13 @@ class CoEvolution:
         variants = self.hopt.ask(report)
         trials: list[tuple[PolicyOptimizer, list[Instance], int]] = []
         for i, h in enumerate(variants):
+            self.emit(
+                ev.TRIAL_STARTED,
+                outer_step=self.outer_step,
+                trial=i + 1,
+                trials=len(variants),
+                harness=h.to_json(),
+            )
             opt = self.inner.clone(stream(self.cfg.seed, "trial", self.outer_step, i))
             epoch = self.epoch + 1
             tb = self.batch(epoch, h)
@@ -423,11 +577,21 @@ class CoEvolution:
             for _ in range(self.cfg.outer.trial_generations):
                 epoch = self._generation(opt, tb, h, epoch)
             trials.append((opt, tb, epoch))
+            tbest = opt.best()
+            self.emit(
+                ev.TRIAL_FINISHED,
+                outer_step=self.outer_step,
+                trial=i + 1,
+                trials=len(variants),
+                best_policy=tbest.id,
+                best_fitness=_finite(opt.fitness[tbest.id].fitness),
+                budget=self.budget.snapshot(),
+            )
         bests = [opt.best() for opt, _, _ in trials]
-        results = self.validate(bests, "trial")
+        results = self.validate(bests, "trial", race=True)
         s_vals = [results[b.id].s_val for b in bests]
-        for b, h, s in zip(bests, variants, s_vals, strict=True):
-            self._archive(b, h, s)
+        for b, h in zip(bests, variants, strict=True):
+            self._archive(b, h, results[b.id])
         decision = self.hopt.tell(s_vals)
         self.trial_generations += self.cfg.outer.trial_generations * len(variants)
         self.inner, batch, self.epoch = trials[decision.index]
@@ -451,14 +615,36 @@ class CoEvolution:
         self._emit_generation(self.inner, batch)
         return batch
 
+    def _reinject_best(self, batch: list[Instance], s_val: float) -> None:
+        """When the inner loop's best validates clearly below the best validated policy, put
+        that policy back into the population as an elite: the GA then also explores around
+        what the validation data prefers, and a harness variant that ranks it first can win."""
+        best = self.hopt.archive.best()
+        if (
+            not self.cfg.outer.reinject_best
+            or best is None
+            or best.s_val <= s_val + DISAGREE
+            or best.policy.id == self.inner.protected
+        ):
+            return
+        fit = self.fitness_of([best.policy], batch, self.harness)
+        self.inner.inject(best.policy, fit[best.policy.id], protect=True)
+        self.emit(
+            ev.REINJECT,
+            policy=best.policy.id,
+            s_val=best.s_val,
+            from_s_val=s_val,
+            outer_step=self.outer_step,
+        )
+
     def _monitor_step(self) -> None:
         """Harness fixed (outer loop off): still validate the best policy every ``outer.every``
         generations, so s_val is tracked and the proxy-gap monitor can compare it to the
         training reward."""
         self.outer_step += 1
         best = self.inner.best()
-        v = self.validate([best], "incumbent")[best.id]
-        self._archive(best, self.harness, v.s_val)
+        v = self.validate([best], "incumbent", race=True)[best.id]
+        self._archive(best, self.harness, v)
         self.hopt.s_val_history.append(v.s_val)
         if self.monitor:
             train = self.inner.fitness[best.id].fitness
@@ -471,7 +657,9 @@ class CoEvolution:
         fit = opt.fitness[best.id]
         records = self.evaluator.evaluate([best], batch)  # memoised; after a resume, cached
         by_kind: dict[str, list[float]] = {}
-        for inst in batch:
+        for inst in batch:  # the mix is over the generator's kinds: synthetic instances only
+            if inst.real:
+                continue
             rec = records[(best.id, inst.id)]
             by_kind.setdefault(inst.kind, []).append(
                 weighted_reward(rec.vector, self.harness.weights)
@@ -484,6 +672,7 @@ class CoEvolution:
             validation=dict(v.aggregates),
             reward_by_kind={k: sum(x) / len(x) for k, x in by_kind.items()},
             suspects=tuple(sorted(self._suspects)),
+            best_s_val=archived.s_val if (archived := self.hopt.archive.best()) else None,
         )
 
     def _emit_generation(self, opt: PolicyOptimizer, batch: Sequence[Instance]) -> None:
@@ -540,8 +729,8 @@ class CoEvolution:
         self.budget.release_reserve()
         if stopped == "completed" or held_back:
             try:
-                last = self.validate([final_best], "final")[final_best.id]
-                self._archive(final_best, self.harness, last.s_val)
+                last = self.validate([final_best], "final", race=True)[final_best.id]
+                self._archive(final_best, self.harness, last)
             except BudgetExceeded as exc:
                 if stopped != "budget":
                     stopped = "budget"
@@ -549,6 +738,10 @@ class CoEvolution:
         entry = self.hopt.archive.best()
         best = entry.policy if entry else final_best
         best_s = entry.s_val if entry else float("nan")
+        confirmed = self._confirm(best)
+        if confirmed is not None and confirmed.returned != best.id:
+            best = self.policies[confirmed.returned]
+            best_s = self.validator.memo[best.id].s_val
         summary = self.summary(stopped, best, best_s, last)
         if self.run_dir is not None:
             from evotrainer.run.rundir import write_results
@@ -556,6 +749,33 @@ class CoEvolution:
             write_results(self, summary, best)
         self.emit(ev.RUN_FINISHED, summary=summary)
         return RunResult(best, best_s, summary)
+
+    def _confirm(self, winner: PolicyGenome) -> Confirmation | None:
+        """The selection winner against the best seed on the confirmation part."""
+        if self.confirmer is None or self.initial is None:
+            return None
+        seed = self.policies.get(self.initial[0])
+        if seed is None:
+            return None
+        todo = {winner.id, seed.id} - set(self.confirmer.memo)
+        if todo:
+            self.emit(
+                ev.VALIDATION_STARTED,
+                role="confirmation",
+                policies=len(todo),
+                instances=len(self.confirmer.instances),
+                race=False,
+            )
+        try:
+            c = confirm(
+                self.confirmer, winner, seed, self.cfg.validation.return_rule, self.cfg.seed
+            )
+        except BudgetExceeded as exc:
+            self.emit(ev.WARNING, message=f"no confirmation (budget exhausted: {exc})")
+            return None
+        self.confirmation = c
+        self.emit(ev.CONFIRMATION, **c.to_json())
+        return c
 
     def summary(
         self,
@@ -585,10 +805,23 @@ class CoEvolution:
             "harness": self.harness.to_json(),
             "validation": {
                 "source": vs.source,
-                "n": len(vs.instances),
+                "n": len(vs.selection),
+                "confirmation_n": len(vs.confirmation),
                 "synthetic": vs.synthetic,
                 "truncation": self.validator.truncation,
             },
+            "confirmation": self.confirmation.to_json() if self.confirmation else None,
+            "training": {
+                "real_pool": len(self.real_pool.instances),
+                "real_source": self.real_pool.source or None,
+                "real_share": self.harness.real_share,
+                "instances_seen": len(self.train_ids),
+            },
+            "racing": {
+                "raced_out": self.judge.raced_out,
+                "evaluations_saved": self.judge.race_saved,
+            },
+            "operators": {k: v.as_dict() for k, v in sorted(self.inner.op_stats.items())},
             "seed": self.cfg.seed,
             "model": self.stack.backend.model_id,
             "llm_calls": b["llm_calls"],
@@ -613,6 +846,8 @@ class CoEvolution:
             "policies": {pid: p.to_json() for pid, p in self.policies.items()},
             "learned": self.learned.state_dict(),
             "rejected": self.judge.state(),
+            "train_ids": sorted(self.train_ids),
+            "race": [self.judge.raced_out, self.judge.race_saved],
             "validation_memo": {
                 pid: {
                     "s_val": r.s_val,
@@ -638,6 +873,8 @@ class CoEvolution:
         self.policies = {pid: PolicyGenome.from_json(p) for pid, p in s["policies"].items()}
         self.learned.load_state_dict(s.get("learned") or {})
         self.judge.rejected = {pid: [] for pid in s.get("rejected", {})}
+        self.train_ids = set(s.get("train_ids", ()))
+        self.judge.raced_out, self.judge.race_saved = s.get("race", (0, 0))
         self.validator.memo = {
             pid: ValidationResult(
                 s_val=r["s_val"],

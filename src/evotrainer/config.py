@@ -16,7 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from evotrainer.errors import ConfigError
 
-DEFAULT_VAL_DATA = "../shared/data/meetings/ami-dev.jsonl"
+# Training and selection use AMI *train* only; ami-dev and ICSI are where a claim is tested.
+DEFAULT_REAL_DATA = "../shared/data/meetings/ami-train.jsonl"
+DEFAULT_VAL_DATA = DEFAULT_REAL_DATA
 
 
 class _Strict(BaseModel):
@@ -97,6 +99,23 @@ class InnerConfig(_Strict):
         None, description="operator name -> choice weight; None = built-in defaults"
     )
     max_prompt_chars: int = Field(1500, ge=50, description="longer children are shortened")
+    operator_choice: Literal["bandit", "fixed"] = Field(
+        "bandit",
+        description="bandit: Thompson sampling on each operator's observed success (child "
+        "fitter than its best parent), with the operator weights as prior; fixed: draw by weight",
+    )
+    example_tokens: int = Field(
+        160, ge=16, description="few-shot examples are cut to about this many tokens"
+    )
+    race_first: int = Field(
+        2,
+        ge=0,
+        description="racing: a child meets this many batch instances first and only one whose "
+        "paired estimate could make the elites meets the rest (0 = every child meets all)",
+    )
+    race_margin: float = Field(
+        0.0, ge=0, description="racing slack: promote a child within this much of the cut-off"
+    )
     reflect_examples: int = Field(3, ge=1, description="worst examples shown to reflection")
     seed_prompts: list[str] | None = Field(
         None, description="your own seed policies; None = the task's seeds (A, B, C)"
@@ -130,7 +149,15 @@ class OuterConfig(_Strict):
     weight_sigma: float = Field(0.1, gt=0, le=1, description="std of weight perturbations")
     momentum: float = Field(0.5, ge=0, lt=1, description="share of the last accepted step reused")
     difficulty_step: float = Field(0.1, gt=0, le=0.5, description="how far L moves per step")
+    real_share_step: float = Field(
+        0.2, gt=0, le=1, description="how far the share of real training instances moves"
+    )
     rollback_patience: int = Field(2, ge=1, description="roll back after N falls of s_val")
+    reinject_best: bool = Field(
+        True,
+        description="when the inner loop's best validates clearly below the best validated "
+        "policy, put that policy back into the population (an elite the GA explores around)",
+    )
     reset_every: int | None = Field(
         None, ge=1, description="reset the reward weights to the base every N outer steps"
     )
@@ -150,14 +177,42 @@ class OuterConfig(_Strict):
 class HarnessConfig(_Strict):
     difficulty: float = Field(0.3, ge=0, le=1, description="initial generator difficulty L")
     weights: dict[str, float] = Field(
-        default_factory=lambda: {"completeness": 0.5, "format": 0.2, "action_count": 0.3},
-        description="initial reward weights by component (others start off)",
+        default_factory=lambda: {
+            "completeness": 0.5,
+            "format": 0.2,
+            "action_count": 0.3,
+            "ref_rougeL": 0.5,
+            "ref_action_item_f1": 0.5,
+        },
+        description="initial reward weights by component (others start off); a component "
+        "that does not apply to an instance (ref_* on synthetic ones) is left out of its reward",
+    )
+    real_data: str | None = Field(
+        DEFAULT_REAL_DATA,
+        description="JSONL file of real training instances with human references, mixed into "
+        "every batch (validation instances are removed from it); synthetic only when absent",
+    )
+    real_share: float = Field(
+        0.5, ge=0, le=1, description="initial share of real instances in a training batch"
+    )
+    real_share_bounds: tuple[float, float] = Field(
+        (0.0, 1.0), description="hard bounds on the real share no harness variant may leave"
+    )
+    reference_components: list[str] = Field(
+        default_factory=lambda: ["rougeL", "action_item_f1", "decision_recall"],
+        description="validation-metric keys offered as reward components ref_<key> on real "
+        "training instances",
     )
     task_mix: dict[str, float] | None = Field(
         None, description="initial mix of task kinds; None = uniform"
     )
     switchable: list[str] = Field(
-        default_factory=lambda: ["owner_accuracy", "conciseness", "faithfulness"],
+        default_factory=lambda: [
+            "owner_accuracy",
+            "conciseness",
+            "faithfulness",
+            "ref_decision_recall",
+        ],
         description="extra reward components the outer loop may switch on",
     )
     difficulty_bounds: tuple[float, float] = Field(
@@ -182,6 +237,11 @@ class HarnessConfig(_Strict):
             raise ValueError(f"difficulty_bounds must satisfy 0 <= lo <= hi <= 1, got {lo, hi}")
         if not lo <= self.difficulty <= hi:
             raise ValueError(f"difficulty {self.difficulty} is outside difficulty_bounds")
+        lo, hi = self.real_share_bounds
+        if not 0 <= lo <= hi <= 1:
+            raise ValueError(f"real_share_bounds must satisfy 0 <= lo <= hi <= 1, got {lo, hi}")
+        if not lo <= self.real_share <= hi:
+            raise ValueError(f"real_share {self.real_share} is outside real_share_bounds")
         return self
 
 
@@ -191,7 +251,31 @@ class ValidationConfig(_Strict):
         description="JSONL file of real meetings with references; if absent, a held-out "
         "synthetic set is used instead (and the run says so)",
     )
-    limit: int | None = Field(5, ge=1, description="use the first N meetings (None = all)")
+    limit: int | None = Field(
+        16, ge=1, description="use N meetings spread evenly over the file (None = all)"
+    )
+    confirm: int = Field(
+        6,
+        ge=0,
+        description="of the validation meetings, hold out this many as the confirmation part: "
+        "selection never sees them; the returned policy and the best seed are compared on them "
+        "(paired, with a bootstrap interval) at the end (0 = no confirmation)",
+    )
+    return_rule: Literal["better_mean", "ci_above_zero", "selection"] = Field(
+        "better_mean",
+        description="what the run returns: the selection winner if it beats the best seed on "
+        "the confirmation meetings (better_mean: mean paired difference > 0; ci_above_zero: the "
+        "95% interval's lower end > 0), else the best seed; selection: the winner regardless",
+    )
+    race_first: int = Field(
+        4,
+        ge=0,
+        description="racing: a candidate meets this many selection meetings first and the rest "
+        "only if its paired difference to the best so far is above -race_margin (0 = off)",
+    )
+    race_margin: float = Field(
+        0.03, ge=0, description="racing slack on the paired s_val difference"
+    )
     synthetic_size: int = Field(8, ge=1, description="size of the synthetic fallback set")
     validate_seeds: bool = Field(
         True,
@@ -201,6 +285,14 @@ class ValidationConfig(_Strict):
 
 
 class DefencesConfig(_Strict):
+    example_copy_share: float = Field(
+        0.25,
+        gt=0,
+        le=1,
+        description="constitution: an output whose share of 6-word spans copied from the "
+        "policy's few-shot examples (and absent from the input) reaches this breaks the rule "
+        "'copies_example' (1 = only a full copy)",
+    )
     constitution: bool = Field(
         True, description="reject policies whose text or outputs break the constitution"
     )

@@ -37,6 +37,11 @@ class Instance:
     kind: str = "default"  # task type, for the generator's mix
     length_bucket: str = "medium"
 
+    @property
+    def real(self) -> bool:
+        """Real data (a corpus with human references), not made by a generator."""
+        return self.source != "synthetic"
+
 
 @dataclass(frozen=True)
 class Rollout:
@@ -56,11 +61,16 @@ class Rollout:
 
 @dataclass(frozen=True)
 class ComponentScore:
-    """One reward component's verdict: a score in [0, 1] and a short, human-readable reason."""
+    """One reward component's verdict: a score in [0, 1] and a short, human-readable reason.
+
+    ``applicable`` False means the component has nothing to say about this instance (e.g. a
+    reference-based component on a synthetic meeting that has no human reference): it is left
+    out of the weighted reward of that rollout, and the other weights are renormalised."""
 
     name: str
     score: float
     feedback: str = ""
+    applicable: bool = True
 
 
 @dataclass(frozen=True)
@@ -81,6 +91,10 @@ class ScoreVector:
 
     def as_dict(self) -> dict[str, float]:
         return {c.name: c.score for c in self.components}
+
+    def applicable(self) -> dict[str, float]:
+        """The scores of the components that apply to this rollout."""
+        return {c.name: c.score for c in self.components if c.applicable}
 
     def feedback(self) -> dict[str, str]:
         return {c.name: c.feedback for c in self.components}
@@ -105,3 +119,4 @@ class ValidationResult:
     per_instance: tuple[Mapping[str, Any], ...] = field(default=())
     n: int = 0
     truncation: str = ""
+    partial: bool = False  # raced out: s_val is a paired estimate from the first n instances

@@ -10,6 +10,11 @@ A policy whose text breaks a rule, or any of whose outputs does, is rejected: it
   appear in the output, unless ``constitution.allow_private_data`` is set.
 - ``ignore_the_input``: a policy must not tell the agent to ignore the meeting (or its
   instructions), nor to answer with fixed text regardless of the input.
+- ``copies_example``: an answer must come from the input, not from the policy's few-shot
+  example: when ``example_copy_share`` or more of the answer's distinct 6-word spans occur in
+  the example and not in the input, the answer copies the example (a small model often does;
+  on a homogeneous corpus a copied reference of another meeting even scores well on ROUGE, so
+  without this rule evolution would select copying).
 """
 
 from __future__ import annotations
@@ -38,6 +43,22 @@ IGNORE_PATTERNS = (
 EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 PHONE = re.compile(r"(?<!\w)(?:\+?\d[\d ().-]{7,}\d)(?!\w)")
 IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b")
+_WORD = re.compile(r"[a-z0-9]+")
+SPAN = 6  # words per span for copies_example
+
+
+def spans(text: str, n: int = SPAN) -> set[tuple[str, ...]]:
+    words = _WORD.findall(text.lower())
+    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
+
+
+def copied_share(output: str, example: str, input_text: str) -> float:
+    """Share of the output's distinct 6-word spans that occur in ``example`` but not in the
+    input."""
+    out = spans(output)
+    if not out or not example:
+        return 0.0
+    return len((out & spans(example)) - spans(input_text)) / len(out)
 
 
 @dataclass(frozen=True)
@@ -69,6 +90,7 @@ class Constitution:
     enabled: bool = True
     allow_private_data: bool = False
     extra_patterns: Sequence[str] = ()
+    example_copy_share: float = 0.25
 
     def __post_init__(self) -> None:
         self._harmful = [re.compile(p, re.I) for p in (*HARMFUL_PATTERNS, *self.extra_patterns)]
@@ -86,10 +108,20 @@ class Constitution:
                 out.append(Violation("ignore_the_input", f"policy text says {m.group(0)!r}"))
         return out
 
-    def check_output(self, input_text: str, output: str) -> list[Violation]:
+    def check_output(self, input_text: str, output: str, example: str = "") -> list[Violation]:
         if not self.enabled or not output:
             return []
         out = []
+        if example:
+            share = copied_share(output, example, input_text)
+            if share >= self.example_copy_share:
+                out.append(
+                    Violation(
+                        "copies_example",
+                        f"{share:.0%} of the answer's 6-word spans come from the few-shot "
+                        "example, not the input",
+                    )
+                )
         for pat in self._harmful:
             if m := pat.search(output):
                 out.append(Violation("harmful_content", f"output contains {m.group(0)!r}"))
@@ -114,9 +146,9 @@ class Constitution:
                 hits.add(item)
         return hits
 
-    def check_outputs(self, pairs: Iterable[tuple[str, str]]) -> list[Violation]:
+    def check_outputs(self, pairs: Iterable[tuple[str, str]], example: str = "") -> list[Violation]:
         for input_text, output in pairs:
-            found = self.check_output(input_text, output)
+            found = self.check_output(input_text, output, example)
             if found:
                 return found
         return []

@@ -129,14 +129,18 @@ class Evaluator:
         rewards = [weighted_reward(r.vector, weights) for _, r in recs]
         n = len(recs)
         comps: dict[str, float] = {}
-        for name in self.components:
-            comps[name] = sum(r.vector[name] for _, r in recs) / n if n else 0.0
+        for name in self.components:  # mean over the rollouts the component applies to
+            vals = [s for _, r in recs if (s := r.vector.applicable().get(name)) is not None]
+            if vals:
+                comps[name] = sum(vals) / len(vals)
         order = sorted(range(n), key=lambda j: rewards[j])[:worst_k]
         lines = []
         for j in order:
             inst, rec = recs[j]
             fb = "; ".join(
-                f"{c.name}: {c.feedback}" for c in rec.vector if weights.get(c.name, 0) > 0
+                f"{c.name}: {c.feedback}"
+                for c in rec.vector
+                if c.applicable and weights.get(c.name, 0) > 0
             )
             excerpt = " ".join(rec.rollout.output.split())[:160]
             lines.append(f"- reward {rewards[j]:.2f} ({fb}). Output began: {excerpt!r}")

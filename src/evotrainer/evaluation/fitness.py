@@ -4,7 +4,12 @@
   gets fitness -inf (never selected, never archived) and the violation is reported once;
 - the **sparse terminal reward**: a share ``terminal_share`` of fitness comes from the external
   validation metric on a small meta-validation sample that rotates every epoch (drawn from a
-  pool of real meetings that is not the validation set), so the proxy cannot drift far from it.
+  pool of real meetings that is not the validation set), so the proxy cannot drift far from it;
+- **racing** (successive halving on the batch): new candidates first meet ``race_first``
+  instances; a candidate is compared *paired* with the best incumbent on those instances, its
+  full-batch fitness estimated as the incumbent's plus the paired difference, and only one whose
+  estimate could make the survivors (>= the cut-off minus ``race_margin``) meets the rest. The
+  others keep the estimate (``n`` < batch size tells them apart) and cost no further calls.
 """
 
 from __future__ import annotations
@@ -46,6 +51,8 @@ class FitnessJudge:
         s_val_weights: Mapping[str, float] | None = None,
         seed: int = 0,
         on_violation: Callable[[str, list[Violation]], None] | None = None,
+        race_first: int = 0,
+        race_margin: float = 0.0,
     ) -> None:
         self.task = task
         self.evaluator = evaluator
@@ -57,8 +64,12 @@ class FitnessJudge:
         self.s_val_weights = dict(s_val_weights or {"rougeL": 0.5, "action_item_f1": 0.5})
         self.seed = seed
         self.on_violation = on_violation
+        self.race_first = race_first
+        self.race_margin = race_margin
         self.rejected: dict[str, list[Violation]] = {}
         self._terminal: dict[int, Validator] = {}
+        self.raced_out = 0  # candidates stopped early, in all
+        self.race_saved = 0  # (candidate, instance) pairs racing did not evaluate
 
     def __call__(
         self,
@@ -66,16 +77,27 @@ class FitnessJudge:
         batch: Sequence[Instance],
         harness: HarnessGenome,
         epoch: int,
+        incumbents: Sequence[PolicyGenome] = (),
+        survivors: int = 0,
     ) -> dict[str, PolicyFitness]:
-        self.evaluator.evaluate(policies, batch)
+        """Fitness of ``policies`` on ``batch``. With ``incumbents`` (already evaluated on the
+        batch) and racing on, new policies race against them for ``survivors`` places."""
+        estimates = self._race(policies, batch, harness, incumbents, survivors)
         out = {}
         for p in policies:
-            fit = self.evaluator.fitness(p.id, batch, harness.weights, self.reflect_examples)
-            violations = self.violations(p, batch)
+            if p.id in estimates:
+                first = batch[: self.race_first]
+                fit = self.evaluator.fitness(p.id, first, harness.weights, self.reflect_examples)
+                fit = replace(fit, fitness=estimates[p.id])
+                evaluated: Sequence[Instance] = first
+            else:
+                fit = self.evaluator.fitness(p.id, batch, harness.weights, self.reflect_examples)
+                evaluated = batch
+            violations = self.violations(p, evaluated)
             if violations:
                 reasons = "; ".join(map(str, violations))
                 fit = replace(fit, fitness=-math.inf, feedback=f"rejected: {reasons}")
-            elif self.terminal_share > 0 and self.terminal_pool:
+            elif self.terminal_share > 0 and self.terminal_pool and p.id not in estimates:
                 t = self.terminal_score(p, epoch)
                 fit = replace(
                     fit,
@@ -84,6 +106,49 @@ class FitnessJudge:
                 )
             out[p.id] = fit
         return out
+
+    def _race(
+        self,
+        policies: Sequence[PolicyGenome],
+        batch: Sequence[Instance],
+        harness: HarnessGenome,
+        incumbents: Sequence[PolicyGenome],
+        survivors: int,
+    ) -> dict[str, float]:
+        """Evaluate ``policies`` on the batch, racing; returns the estimates of those stopped
+        early (the rest are evaluated on the whole batch)."""
+        k = self.race_first
+        new = [p for p in policies if p.id not in {i.id for i in incumbents}]
+        if k <= 0 or len(batch) <= k or not incumbents or survivors <= 0 or not new:
+            self.evaluator.evaluate(policies, batch)
+            return {}
+        w = harness.weights
+        full = {
+            p.id: self.evaluator.fitness(p.id, batch, w).fitness
+            for p in incumbents
+            if all((p.id, i.id) in self.evaluator.store for i in batch)
+        }
+        if not full:
+            self.evaluator.evaluate(policies, batch)
+            return {}
+        ranked = sorted(full.values(), reverse=True)
+        cutoff = ranked[min(survivors, len(ranked)) - 1]
+        ref = max(full, key=lambda pid: (full[pid], pid))
+        first = batch[:k]
+        self.evaluator.evaluate(new, first)
+        ref_first = self.evaluator.fitness(ref, first, w).fitness
+        estimates = {}
+        promoted = []
+        for p in new:
+            est = full[ref] + self.evaluator.fitness(p.id, first, w).fitness - ref_first
+            if est >= cutoff - self.race_margin:
+                promoted.append(p)
+            else:
+                estimates[p.id] = est
+        self.evaluator.evaluate(promoted, batch)
+        self.raced_out += len(estimates)
+        self.race_saved += len(estimates) * (len(batch) - k)
+        return estimates
 
     def violations(self, policy: PolicyGenome, batch: Sequence[Instance]) -> list[Violation]:
         found = self.constitution.check_policy(policy.render())
@@ -95,7 +160,7 @@ class FitnessJudge:
                 )
                 for inst in batch
             )
-            found = self.constitution.check_outputs(pairs)
+            found = self.constitution.check_outputs(pairs, policy.components.get("examples", ""))
         if found and policy.id not in self.rejected:
             self.rejected[policy.id] = found
             if self.on_violation:

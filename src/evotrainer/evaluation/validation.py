@@ -3,6 +3,11 @@
 s_val is the harness's fitness (the meta-objective). Results are memoised by policy id, so a
 policy validated once (e.g. the incumbent best, or a trial that did not change the best) costs
 nothing the second time; several policies are validated instance-major for prefix reuse.
+
+Racing (``race``): candidates first meet the first ``first`` instances; one whose paired
+difference to a reference (the best validated so far) on those is below ``-margin`` stops there
+with an estimated s_val (the reference's plus the paired difference, ``partial=True``, not
+memoised as a full result); the others meet the rest.
 """
 
 from __future__ import annotations
@@ -51,31 +56,8 @@ class Validator:
     def validate(self, policies: Sequence[PolicyGenome]) -> dict[str, ValidationResult]:
         todo = [p for p in {p.id: p for p in policies}.values() if p.id not in self.memo]
         if todo:
-            records = self.evaluator.evaluate(todo, self.instances)
             extra = self.probe(todo) if self.probe else {}
-            for p in todo:
-                rows: list[dict[str, Any]] = []
-                for inst in self.instances:
-                    rec = records[(p.id, inst.id)]
-                    r = rec.rollout
-                    parsed = self.task.parse(r.output) if r.error is None else None
-                    try:
-                        metrics = self.metric.score(inst, r.output, parsed)
-                    except Exception as exc:  # noqa: BLE001 - a metric bug scores 0
-                        metrics = {k: 0.0 for k in self.metric.keys}
-                        metrics["error"] = f"metric error: {exc}"  # type: ignore[assignment]
-                    rows.append(
-                        {
-                            "instance_id": inst.id,
-                            "length_bucket": inst.length_bucket,
-                            "truncated": r.truncated,
-                            "error": r.error,
-                            "output": r.output,
-                            "rewards": rec.vector.as_dict(),
-                            "reference": self._reference(inst) if self._reference else None,
-                            **metrics,
-                        }
-                    )
+            for p, rows in zip(todo, self._rows(todo, self.instances), strict=True):
                 agg = {**self.metric.aggregate(rows), **extra.get(p.id, {})}
                 self.memo[p.id] = ValidationResult(
                     s_val=combine_s_val(agg, self.weights),
@@ -85,6 +67,76 @@ class Validator:
                     truncation=self.truncation,
                 )
         return {p.id: self.memo[p.id] for p in policies}
+
+    def race(
+        self,
+        policies: Sequence[PolicyGenome],
+        against: PolicyGenome | None,
+        first: int,
+        margin: float,
+    ) -> dict[str, ValidationResult]:
+        """Validate ``policies``, racing against the (already validated) ``against``."""
+        ref = self.memo.get(against.id) if against is not None else None
+        todo = [p for p in {p.id: p for p in policies}.values() if p.id not in self.memo]
+        if ref is None or first <= 0 or first >= len(self.instances) or not todo:
+            return self.validate(policies)
+        head = self.instances[:first]
+        ref_rows = self.row_s_vals(ref)
+        out: dict[str, ValidationResult] = {}
+        promoted = []
+        for p, rows in zip(todo, self._rows(todo, head), strict=True):
+            mine = {r["instance_id"]: combine_s_val(r, self.weights) for r in rows}
+            d = sum(mine[i] - ref_rows[i] for i in mine) / len(mine)
+            if d >= -margin:
+                promoted.append(p)
+            else:
+                agg = self.metric.aggregate(rows)
+                out[p.id] = ValidationResult(
+                    s_val=ref.s_val + d,
+                    aggregates=agg,
+                    per_instance=tuple(rows),
+                    n=len(rows),
+                    truncation=self.truncation,
+                    partial=True,
+                )
+        full = self.validate([*promoted, *(p for p in policies if p.id in self.memo)])
+        return {p.id: out.get(p.id) or full[p.id] for p in policies}
+
+    def row_s_vals(self, result: ValidationResult) -> dict[str, float]:
+        """Instance id -> that instance's s_val (its row's metrics combined with the weights)."""
+        return {r["instance_id"]: combine_s_val(r, self.weights) for r in result.per_instance}
+
+    def _rows(
+        self, policies: Sequence[PolicyGenome], instances: Sequence[Instance]
+    ) -> list[list[dict[str, Any]]]:
+        """Metric rows of each policy on ``instances`` (evaluated instance-major)."""
+        records = self.evaluator.evaluate(policies, instances)
+        out = []
+        for p in policies:
+            rows: list[dict[str, Any]] = []
+            for inst in instances:
+                rec = records[(p.id, inst.id)]
+                r = rec.rollout
+                parsed = self.task.parse(r.output) if r.error is None else None
+                try:
+                    metrics = self.metric.score(inst, r.output, parsed)
+                except Exception as exc:  # noqa: BLE001 - a metric bug scores 0
+                    metrics = {k: 0.0 for k in self.metric.keys}
+                    metrics["error"] = f"metric error: {exc}"  # type: ignore[assignment]
+                rows.append(
+                    {
+                        "instance_id": inst.id,
+                        "length_bucket": inst.length_bucket,
+                        "truncated": r.truncated,
+                        "error": r.error,
+                        "output": r.output,
+                        "rewards": rec.vector.as_dict(),
+                        "reference": self._reference(inst) if self._reference else None,
+                        **metrics,
+                    }
+                )
+            out.append(rows)
+        return out
 
     def validate_one(self, policy: PolicyGenome) -> ValidationResult:
         return self.validate([policy])[policy.id]

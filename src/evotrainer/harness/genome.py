@@ -1,6 +1,7 @@
-"""HarnessGenome: what the outer loop evolves. The task generator's difficulty L and mix of task
-kinds, and the reward's weight per component (0 = switched off). Hard bounds (HarnessBounds) are
-enforced on construction of every variant, so no variant can leave them.
+"""HarnessGenome: what the outer loop evolves. The task generator's difficulty L (for real
+instances: the length preference) and mix of task kinds, the share of real training instances
+in a batch, and the reward's weight per component (0 = switched off). Hard bounds
+(HarnessBounds) are enforced on construction of every variant, so no variant can leave them.
 """
 
 from __future__ import annotations
@@ -17,9 +18,14 @@ class HarnessBounds:
     difficulty_min: float = 0.0
     difficulty_max: float = 1.0
     weight_max: float = 1.0  # cap on one normalised weight
+    real_share_min: float = 0.0
+    real_share_max: float = 1.0
 
     def clamp_difficulty(self, value: float) -> float:
         return min(self.difficulty_max, max(self.difficulty_min, value))
+
+    def clamp_real_share(self, value: float) -> float:
+        return min(self.real_share_max, max(self.real_share_min, value))
 
 
 def normalise(weights: Mapping[str, float], weight_max: float = 1.0) -> dict[str, float]:
@@ -52,6 +58,7 @@ class HarnessGenome:
     difficulty: float
     weights: Mapping[str, float]
     task_mix: Mapping[str, float] | None = None
+    real_share: float = 0.0  # share of real training instances in a batch
     operator: str = "initial"  # how this variant was made
     parent: str | None = None
     note: str = field(default="", compare=False)
@@ -66,7 +73,8 @@ class HarnessGenome:
     @property
     def id(self) -> str:
         canon = json.dumps(
-            {"L": round(self.difficulty, 4), "w": self.weights, "mix": self.task_mix},
+            {"L": round(self.difficulty, 4), "w": self.weights, "mix": self.task_mix}
+            | ({"real": round(self.real_share, 4)} if self.real_share else {}),
             sort_keys=True,
         )
         return "h" + hashlib.sha1(canon.encode()).hexdigest()[:8]
@@ -80,6 +88,7 @@ class HarnessGenome:
             difficulty=round(bounds.clamp_difficulty(self.difficulty), 4),
             weights=normalise(self.weights, bounds.weight_max),
             task_mix=self.task_mix,
+            real_share=round(bounds.clamp_real_share(self.real_share), 4),
             operator=self.operator,
             parent=self.parent,
             note=self.note,
@@ -91,6 +100,7 @@ class HarnessGenome:
             "difficulty": self.difficulty,
             "weights": dict(self.weights),
             "task_mix": dict(self.task_mix) if self.task_mix else None,
+            "real_share": self.real_share,
             "operator": self.operator,
             "parent": self.parent,
             "note": self.note,
@@ -102,6 +112,7 @@ class HarnessGenome:
             difficulty=float(d["difficulty"]),
             weights=dict(d["weights"]),
             task_mix=dict(d["task_mix"]) if d.get("task_mix") else None,
+            real_share=float(d.get("real_share", 0.0)),
             operator=d.get("operator", "initial"),
             parent=d.get("parent"),
             note=d.get("note", ""),

@@ -2,7 +2,8 @@
 
 Every registered component is scored for every rollout (they are cheap), so any harness variant
 can re-weight stored score vectors without another LLM call: this is how the outer loop reuses
-what the inner loop already evaluated.
+what the inner loop already evaluated. A component that does not apply to an instance (e.g. a
+reference-based one on a synthetic meeting) is left out and the other weights renormalised.
 """
 
 from __future__ import annotations
@@ -20,17 +21,20 @@ def score_rollout(
     rollout: Rollout,
     parsed: Any,
 ) -> ScoreVector:
-    """All component scores for one rollout. A failed rollout scores 0 everywhere, with the
-    error as feedback; a component that raises (a bug) scores 0 with the exception as feedback."""
+    """All component scores for one rollout. A failed rollout scores 0 on every component that
+    applies to its instance, with the error as feedback; a component that raises (a bug) scores
+    0 with the exception as feedback."""
     scores = []
     for name, comp in components.items():
-        if rollout.error is not None:
-            scores.append(ComponentScore(name, 0.0, f"no output: {rollout.error}"))
-            continue
         try:
+            if rollout.error is not None:
+                # ask with an empty answer only to learn whether the component applies
+                applies = comp.score(instance, "", None).applicable
+                scores.append(ComponentScore(name, 0.0, f"no output: {rollout.error}", applies))
+                continue
             cs = comp.score(instance, rollout.output, parsed)
             value = min(1.0, max(0.0, float(cs.score)))
-            scores.append(ComponentScore(name, value, cs.feedback))
+            scores.append(ComponentScore(name, value, cs.feedback, cs.applicable))
         except Exception as exc:  # noqa: BLE001 - a plug-in bug must not end the run
             scores.append(
                 ComponentScore(name, 0.0, f"component error: {type(exc).__name__}: {exc}")
@@ -41,8 +45,10 @@ def score_rollout(
 def weighted_reward(
     vector: ScoreVector | Mapping[str, float], weights: Mapping[str, float]
 ) -> float:
-    values = vector.as_dict() if isinstance(vector, ScoreVector) else vector
-    total = sum(w for w in weights.values() if w > 0)
+    """Weighted mean of the applicable components (a mapping holds only applicable ones)."""
+    values = vector.applicable() if isinstance(vector, ScoreVector) else vector
+    used = {k: w for k, w in weights.items() if w > 0 and k in values}
+    total = sum(used.values())
     if total <= 0:
         return 0.0
-    return sum(w * values.get(k, 0.0) for k, w in weights.items() if w > 0) / total
+    return sum(w * values[k] for k, w in used.items()) / total

@@ -7,9 +7,12 @@
 
 Selection: the ``elites`` best survive unchanged; parents of the ``population - elites`` children
 are drawn by tournament (preference for high fitness). Children come from the operators
-(crossover and mutation, lexical and LLM-driven), are repaired, deduplicated against the
+(crossover and mutation, lexical, structural and LLM-driven), chosen by a bandit on each
+operator's observed success (``inner.operator_choice``), are repaired, deduplicated against the
 population and everything seen before, and never evaluated when empty or unreadable. The
-optimiser does not evaluate anything itself; it also never prints (the driver emits events).
+structural operators draw on ``resources`` (the task's templates and edits, few-shot example
+candidates, the harness weights), which the driver keeps current. The optimiser does not
+evaluate anything itself; it also never prints (the driver emits events).
 """
 
 from __future__ import annotations
@@ -24,13 +27,25 @@ from evotrainer.config import InnerConfig
 from evotrainer.evaluation.evaluator import PolicyFitness
 from evotrainer.llm.base import LLMClient, SamplingParams
 from evotrainer.loops.rng import rng_from_state, rng_state
+from evotrainer.operators.bandit import choose_bandit
 from evotrainer.operators.base import OperatorContext
 from evotrainer.operators.registry import OPERATORS, choose_operator, default_operator_weights
 from evotrainer.operators.repair import repair_child
 from evotrainer.operators.variations import seed_variations
 from evotrainer.policy.genome import PolicyGenome
+from evotrainer.tasks.base import FeedbackEdit
 
 MAX_ATTEMPTS_PER_CHILD = 6
+
+
+@dataclass
+class OperatorResources:
+    """What the structural operators draw on besides their parents (see OperatorContext)."""
+
+    templates: Sequence[str] = ()
+    examples: Sequence[str] = ()
+    edits: Mapping[str, Sequence[FeedbackEdit]] = field(default_factory=dict)
+    weights: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -62,6 +77,8 @@ class PolicyOptimizer:
     seen: set[str] = field(default_factory=set)
     op_stats: dict[str, OperatorStats] = field(default_factory=dict)
     pending: list[PolicyGenome] = field(default_factory=list)
+    resources: OperatorResources = field(default_factory=OperatorResources)
+    protected: str | None = None  # a re-injected policy that survives like an elite
 
     @property
     def operator_weights(self) -> dict[str, float]:
@@ -89,8 +106,7 @@ class PolicyOptimizer:
         else:
             for child in self.pending:
                 self._credit(child)
-            elites = self.ranked(self.population)[: self.cfg.elites]
-            self.population = self.ranked(elites + self.pending)
+            self.population = self.ranked(self._survivors() + self.pending)
             self.generation += 1
         self.pending = []
 
@@ -109,10 +125,20 @@ class PolicyOptimizer:
 
     def shrink_to_elites(self) -> None:
         """Keep only the elites (before a new batch: only they would survive anyway)."""
-        self.population = self.ranked(self.population)[: self.cfg.elites]
+        self.population = self.ranked(self._survivors())
 
-    def inject(self, policy: PolicyGenome, fitness: PolicyFitness) -> None:
-        """Put an (archived) policy back into the population, replacing the worst member."""
+    def _survivors(self) -> list[PolicyGenome]:
+        """The elites, and the protected policy when it is not one of them."""
+        ranked = self.ranked(self.population)
+        elites = ranked[: self.cfg.elites]
+        kept = [p for p in ranked if p.id == self.protected and p not in elites]
+        return elites + kept
+
+    def inject(self, policy: PolicyGenome, fitness: PolicyFitness, protect: bool = False) -> None:
+        """Put an (archived) policy back into the population, replacing the worst member;
+        ``protect``: it survives every selection like an elite until another is protected."""
+        if protect:
+            self.protected = policy.id
         if policy.id in {p.id for p in self.population}:
             return
         self.fitness[policy.id] = fitness
@@ -126,6 +152,7 @@ class PolicyOptimizer:
         twin.fitness = dict(self.fitness)
         twin.seen = set(self.seen)
         twin.op_stats = {k: copy.copy(v) for k, v in self.op_stats.items()}
+        twin.resources = copy.copy(self.resources)
         twin.pending = []
         return twin
 
@@ -146,12 +173,17 @@ class PolicyOptimizer:
             sampling=self.sampling,
             feedback={pid: f.feedback for pid, f in self.fitness.items() if f.feedback},
             max_chars=self.cfg.max_prompt_chars,
+            templates=self.resources.templates,
+            examples=self.resources.examples,
+            edits=self.resources.edits,
+            scores={p.id: self.fitness[p.id].components for p in self.population},
+            weights=self.resources.weights,
         )
         taken = {p.id for p in self.population}
         children: list[PolicyGenome] = []
         for _ in range(n):
             for _attempt in range(MAX_ATTEMPTS_PER_CHILD):
-                op = choose_operator(self.rng, self.operator_weights, self.llm is not None)
+                op = self._choose()
                 parents = [self._tournament() for _ in range(op.arity)]
                 stats = self._stats(op.name)
                 stats.tried += 1
@@ -165,6 +197,13 @@ class PolicyOptimizer:
                 children.append(child)
                 break
         return children
+
+    def _choose(self):
+        if self.cfg.operator_choice == "bandit":
+            return choose_bandit(
+                self.rng, self.operator_weights, self.op_stats, self.llm is not None
+            )
+        return choose_operator(self.rng, self.operator_weights, self.llm is not None)
 
     def _credit(self, child: PolicyGenome) -> None:
         parents = [self.fitness[p] for p in child.lineage.parents if p in self.fitness]
@@ -180,6 +219,7 @@ class PolicyOptimizer:
             "seen": sorted(self.seen),
             "op_stats": {k: v.as_dict() for k, v in self.op_stats.items()},
             "rng": rng_state(self.rng),
+            "protected": self.protected,
         }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
@@ -189,6 +229,7 @@ class PolicyOptimizer:
         self.seen = set(state["seen"])
         self.op_stats = {k: OperatorStats(**v) for k, v in state["op_stats"].items()}
         self.rng = rng_from_state(state["rng"])
+        self.protected = state.get("protected")
         self.pending = []
 
 

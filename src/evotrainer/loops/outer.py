@@ -6,7 +6,9 @@
     decision = hopt.tell(s_vals)          # keep the variant with the highest s_val
 
 Proposals: a *steered* variant from the weakness analysis (weight moved away from a suspected
-gamed component, L moved by the length analysis, mix tilted to the weakest kind) and random
+gamed component, L moved by the length analysis, mix tilted to the weakest kind, more real
+training instances when the proxy misleads: a gamed component, or the inner loop's best policy
+validating clearly below the best validated one) and random
 variants: a smoothed Gaussian step with momentum (heavy ball: centred on the current weights plus
 ``momentum`` x the last accepted step) or CMA-ES (``cma``). Every variant is pushed inside the
 hard bounds. Rollback: when s_val has fallen ``rollback_patience`` times in a row or oscillates
@@ -49,6 +51,7 @@ class HarnessOptimizer:
     bounds: HarnessBounds
     rng: random.Random
     space: tuple[str, ...]  # components the harness may weight (active ones + switchable)
+    real_pool: bool = False  # real training instances exist: the real share may move
     current: HarnessGenome = field(init=False)
     velocity: dict[str, float] = field(default_factory=dict)
     step: int = 0
@@ -83,6 +86,7 @@ class HarnessOptimizer:
                 best.harness.difficulty,
                 best.harness.weights,
                 best.harness.task_mix,
+                best.harness.real_share,
                 operator="rollback",
                 parent=self.current.id,
                 note="s_val falling" if falling else "s_val oscillating",
@@ -100,6 +104,7 @@ class HarnessOptimizer:
                 self.current.difficulty,
                 self.base.weights,
                 self.current.task_mix,
+                self.current.real_share,
                 operator="reset",
                 parent=self.current.id,
                 note=f"periodic reset at outer step {self.step}",
@@ -176,6 +181,11 @@ class HarnessOptimizer:
             mix[weak] = mix.get(weak, 1.0) * 1.5
             notes.append(f"more '{weak}' tasks")
         gamed = report.gamed(self._weights_over_space())
+        real = self.current.real_share
+        if self.real_pool and (gamed or report.proxy_disagrees):
+            real = self.bounds.clamp_real_share(real + self.cfg.real_share_step)
+            if real != self.current.real_share:
+                notes.append(f"real share up to {real:.2f} (the proxy misleads)")
         out = []
         for keep in (0.5, 0.1) if gamed else (1.0,):
             w = self._weights_over_space()
@@ -197,6 +207,7 @@ class HarnessOptimizer:
                     diff,
                     w,
                     mix,
+                    real,
                     operator="steer",
                     parent=self.current.id,
                     note="; ".join(step_notes),
@@ -224,11 +235,15 @@ class HarnessOptimizer:
             if sum(w.values()) <= 0:
                 w = self._weights_over_space()
             dl = self.rng.choice([-1, 0, 0, 1]) * self.cfg.difficulty_step / 2
+            real = self.current.real_share
+            if self.real_pool:
+                real += self.rng.choice([-1, 0, 1]) * self.cfg.real_share_step
             out.append(
                 HarnessGenome(
                     self.current.difficulty + dl,
                     w,
                     self.current.task_mix,
+                    real,
                     operator="gaussian",
                     parent=self.current.id,
                 )
@@ -256,6 +271,7 @@ class HarnessOptimizer:
                 self.current.difficulty,
                 {k: float(v) for k, v in zip(self.space, x, strict=True)},
                 self.current.task_mix,
+                self.current.real_share,
                 operator="cma",
                 parent=self.current.id,
             )
@@ -270,6 +286,7 @@ class HarnessOptimizer:
                 self.current.difficulty,
                 {k: float(a) for k, a in zip(self.space, x, strict=True)},
                 self.current.task_mix,
+                self.current.real_share,
             ).bounded(self.bounds)
             # a proposal that was deduplicated away is scored like its twin, else neutral
             scores.append(-s_vals[ids.index(v.id)] if v.id in ids else 0.0)

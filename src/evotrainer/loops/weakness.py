@@ -6,12 +6,21 @@
 - length: s_val per validation length bucket; when long inputs are clearly worse than short ones,
   raise the difficulty L; when the training reward saturates, raise L; when it is very low, lower it.
 - kind: the task kind where the best policy earns least gets more of the mix.
+- proxy disagreement: the inner loop's best policy validates clearly below the best policy
+  validated so far: the training reward ranks policies unlike the meta-objective, and the outer
+  loop raises the share of real training instances (where the reward can use the references).
+
+Reference components (``ref_<key>``, harness/reference.py) stand for the validation aggregate of
+the same key, so saturation on real training meetings with a low validation score (overfitting
+the training meetings) is flagged like any other proxy.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+
+from evotrainer.harness.reference import metric_key
 
 # which validation aggregate each reward component is a proxy for, and the value below which
 # that aggregate counts as "low" (defaults for the meeting task; components absent here, e.g.
@@ -21,7 +30,17 @@ PROXY_OF: dict[str, tuple[str, float]] = {
     "owner_accuracy": ("action_item_f1", 0.3),
     "completeness": ("rougeL", 0.12),
 }
+LOW = {metric: low for metric, low in PROXY_OF.values()} | {"decision_recall": 0.3}
 SATURATED = 0.8
+DISAGREE = 0.02
+
+
+def proxy_of(component: str) -> tuple[str, float] | None:
+    """The validation aggregate a reward component stands for, and its "low" threshold."""
+    key = metric_key(component)
+    if key is not None:
+        return key, LOW.get(key, 0.12)
+    return PROXY_OF.get(component)
 
 
 @dataclass(frozen=True)
@@ -33,13 +52,23 @@ class WeaknessReport:
     validation: Mapping[str, float]
     reward_by_kind: Mapping[str, float] = field(default_factory=dict)
     suspects: tuple[str, ...] = ()  # components the proxy-gap monitor flagged since last step
+    best_s_val: float | None = None  # best s_val validated so far (the archive's best)
+
+    @property
+    def proxy_disagrees(self) -> bool:
+        """The proxy's best validates clearly (by more than DISAGREE) below the best so far."""
+        return self.best_s_val is not None and self.s_val < self.best_s_val - DISAGREE
 
     def gamed(self, weights: Mapping[str, float]) -> list[str]:
         """Weighted components suspected of being gamed: flagged by the monitor (saturated
         while another component fell), or saturated in training while the validation metric
         they stand for is low."""
         out = [c for c in self.suspects if weights.get(c, 0) > 0]
-        for comp, (metric, low) in PROXY_OF.items():
+        for comp in weights:
+            pair = proxy_of(comp)
+            if pair is None:
+                continue
+            metric, low = pair
             if weights.get(comp, 0) <= 0 or metric not in self.validation:
                 continue
             saturated = self.train_components.get(comp, 0) >= SATURATED
@@ -70,4 +99,6 @@ class WeaknessReport:
             "train_components": dict(self.train_components),
             "reward_by_kind": dict(self.reward_by_kind),
             "suspects": list(self.suspects),
+            "best_s_val": self.best_s_val,
+            "proxy_disagrees": self.proxy_disagrees,
         }

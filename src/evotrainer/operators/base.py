@@ -20,6 +20,7 @@ from typing import Protocol, runtime_checkable
 from evotrainer.llm.base import LLMClient, SamplingParams
 from evotrainer.operators.repair import repair_child
 from evotrainer.policy.genome import PolicyGenome
+from evotrainer.tasks.base import FeedbackEdit
 from evotrainer.types import Lineage
 
 
@@ -39,6 +40,18 @@ class OperatorContext:
     """Policy id -> what went wrong on its worst examples (used by reflective mutation)."""
     max_chars: int = 1500
     """Longer child components are shortened at a sentence boundary, or rejected."""
+    templates: Sequence[str] = ()
+    """The task's library of output templates (``template`` operator)."""
+    examples: Sequence[str] = ()
+    """Few-shot example texts, already cut to the token budget: human references of real
+    training instances and the best training outputs seen so far (``fewshot`` operator). Never
+    drawn from validation instances."""
+    edits: Mapping[str, Sequence[FeedbackEdit]] = field(default_factory=dict)
+    """Reward component -> edits that address a low score (``feedback_edit`` operator)."""
+    scores: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    """Policy id -> mean score of each reward component on its training batch."""
+    weights: Mapping[str, float] = field(default_factory=dict)
+    """The current harness's reward weights (which components count)."""
 
     def call_params(self) -> SamplingParams:
         """Sampling params for one LLM call, with a seed drawn from ``rng``."""

@@ -1,5 +1,6 @@
 """The rich console observer: a progress bar over generations with best/mean fitness, last s_val,
-the harness (L and weights), LLM calls/tokens and ETA; one line per outer step and rollback."""
+the harness (L, real share and weights), LLM calls/tokens and ETA; one line per outer step,
+harness trial, validation round and rollback, and the confirmation at the end."""
 
 from __future__ import annotations
 
@@ -17,6 +18,11 @@ def _num(x: float | None) -> str:
 
 def _weights(h: dict[str, Any]) -> str:
     return " ".join(f"{k[:6]}={v:.2f}" for k, v in h["weights"].items() if v > 0)
+
+
+def _harness(h: dict[str, Any]) -> str:
+    real = h.get("real_share") or 0.0
+    return f"L {h['difficulty']:.2f} real {real:.2f} {_weights(h)}"
 
 
 class ConsoleProgress:
@@ -45,14 +51,16 @@ class ConsoleProgress:
         p = self.console.print
         if event.type == ev.RUN_STARTED:
             p(f"[bold]EvoTrainer[/] model: {d['model'].get('model')} ({d['model'].get('backend')})")
-        elif event.type in (ev.VALIDATION_SET, ev.WARNING):
-            p(("[yellow]warning:[/] " if event.type == ev.WARNING else "") + d["message"])
+        elif event.type in (ev.VALIDATION_SET, ev.TRAINING_SET, ev.WARNING):
+            if event.type == ev.WARNING:
+                p("[yellow]warning:[/] ", end="")
+            p(d["message"], markup=False, highlight=False)
         elif event.type == ev.GENERATION:
             b = d["budget"]
             status = (
                 f"best {_num(d['best_fitness'])} mean {_num(d['mean_fitness'])} | "
                 f"s_val {_num(d['last_s_val'])} | "
-                f"L {d['harness']['difficulty']:.2f} {_weights(d['harness'])} | "
+                f"{_harness(d['harness'])} | "
                 f"calls {b['llm_calls']} tok {b['prompt_tokens'] + b['completion_tokens']}"
             )
             if not self.console.is_terminal:  # a log file: one plain line per generation
@@ -67,6 +75,33 @@ class ConsoleProgress:
             self._bar(d["total_generations"])
             assert self.progress is not None
             self.progress.update(self.task_id, completed=d["generation"], status=status)
+        elif event.type == ev.VALIDATION_STARTED:
+            how = "racing: a few meetings first" if d.get("race") else "all meetings"
+            self._line(
+                f"validating {d['policies']} {d['role']} policies on {d['instances']} "
+                f"meetings ({how})"
+            )
+        elif event.type == ev.VALIDATION:
+            part = f" (estimate from {d['n']} meetings, raced out)" if d.get("partial") else ""
+            self._line(f"  {d['role']} {d['policy_id']}: s_val {d['s_val']:.3f}{part}")
+        elif event.type == ev.TRIAL_STARTED:
+            self._line(
+                f"outer step {d['outer_step']}: trial {d['trial']}/{d['trials']} of harness "
+                f"{_harness(d['harness'])}"
+            )
+        elif event.type == ev.TRIAL_FINISHED:
+            self._line(
+                f"  trial {d['trial']}/{d['trials']} done: best fitness "
+                f"{_num(d['best_fitness'])}, calls {d['budget']['llm_calls']}"
+            )
+        elif event.type == ev.CONFIRMATION:
+            diff = d["difference"]
+            lo, hi = diff["ci95"]
+            self._line(
+                f"confirmation on {diff['n']} held-out meetings: winner {d['winner_s_val']:.3f} "
+                f"vs best seed {d['best_seed_s_val']:.3f}, paired difference "
+                f"{diff['mean']:+.3f} [95% CI {lo:+.3f}, {hi:+.3f}] -> {d['reason']}"
+            )
         elif event.type == ev.OUTER_STEP:
             s = ", ".join(f"{x:.3f}" for x in d["s_vals"])
             p(f"[cyan]outer step {d['outer_step']}[/]: s_val of variants [{s}] -> {d['reason']}")
@@ -80,6 +115,9 @@ class ConsoleProgress:
             p(f"[red]stopped:[/] {d['message']}")
         elif event.type == ev.RUN_FINISHED:
             self.close()
+
+    def _line(self, text: str) -> None:
+        self.console.print(text, markup=False, highlight=False, soft_wrap=True)
 
     def close(self) -> None:
         if self.progress is not None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -60,6 +61,17 @@ class ValidationMetric(Protocol):
     def aggregate(self, rows: Sequence[Mapping[str, Any]]) -> dict[str, float]: ...
 
 
+@dataclass(frozen=True)
+class FeedbackEdit:
+    """A rule-based edit the ``feedback_edit`` operator applies when a reward component is low
+    (no capable reflector needed): add ``text`` to the policy's ``target`` component ("system":
+    a sentence appended to the instruction; "template": a section appended to the output
+    template, which is created when the policy has none)."""
+
+    target: str
+    text: str
+
+
 @runtime_checkable
 class Task(Protocol):
     """A complete task plug-in."""
@@ -86,4 +98,19 @@ class Task(Protocol):
 
     def synthetic_validation(self, n: int, seed: int) -> list[Instance]:
         """A held-out synthetic validation set, used when no real data file is available."""
+        ...
+
+    # -- the structural search space (operators/structure.py, fewshot.py, feedback.py) -------
+    def output_templates(self) -> Sequence[str]:
+        """A small library of output templates the ``template`` operator adds or swaps in:
+        section headings with <placeholders>, one section per block."""
+        ...
+
+    def reference_example(self, instance: Instance) -> str | None:
+        """The human reference of a real training instance written as the output a policy
+        should produce (a few-shot example), or None when the instance has none."""
+        ...
+
+    def feedback_edits(self) -> Mapping[str, Sequence[FeedbackEdit]]:
+        """Reward component name -> edits that address a low score of that component."""
         ...

@@ -8,10 +8,11 @@ the validation metric (metrics.py) and the JSONL loader (loader.py).
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from evotrainer.errors import ConfigError
-from evotrainer.tasks.base import RewardComponent, TaskGenerator, ValidationMetric
+from evotrainer.tasks.base import FeedbackEdit, RewardComponent, TaskGenerator, ValidationMetric
 from evotrainer.tasks.meetings.loader import load_instances
 from evotrainer.tasks.meetings.metrics import MinutesMetric
 from evotrainer.tasks.meetings.parser import Minutes, parse_minutes
@@ -92,6 +93,23 @@ class MeetingTask:
             difficulty = 0.2 + 0.6 * (i / (n - 1) if n > 1 else 0.5)
             out.extend(gen.sample(1, round(difficulty, 4), rng))
         return out
+
+    # -- the structural search space (tasks/meetings/structure.py) ---------------------------
+    def output_templates(self) -> Sequence[str]:
+        from evotrainer.tasks.meetings.structure import TEMPLATES
+
+        return TEMPLATES
+
+    def reference_example(self, instance: Instance) -> str | None:
+        from evotrainer.tasks.meetings.structure import reference_minutes
+
+        meeting = instance.payload
+        return reference_minutes(meeting) if isinstance(meeting, Meeting) else None
+
+    def feedback_edits(self) -> Mapping[str, Sequence[FeedbackEdit]]:
+        from evotrainer.tasks.meetings.structure import EDITS
+
+        return EDITS
 
     # -- optional hooks used by the defences and the report ---------------------------------
     def input_text(self, instance: Instance) -> str:

@@ -1,0 +1,93 @@
+"""Confirmation: the selection winner against the best seed on meetings selection never saw.
+
+The run chooses its best policy on the selection part of the validation data, so that choice's
+selection score is optimistic (the maximum of noisy estimates). At the end both the winner and
+the best hand-written seed are validated on the held-out confirmation part; their paired
+difference, with a 95% bootstrap interval, is the number the run reports, and ``return_rule``
+decides what it returns:
+
+- ``better_mean``: the winner if its mean paired difference is > 0, else the best seed;
+- ``ci_above_zero``: the winner only if the interval's lower end is > 0;
+- ``selection``: the winner regardless (the confirmation is then only reported).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from evotrainer.evaluation.paired import PairedDifference, paired_difference
+from evotrainer.evaluation.validation import Validator
+from evotrainer.policy.genome import PolicyGenome
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    winner: str  # policy id of the selection winner
+    best_seed: str
+    winner_s_val: float
+    seed_s_val: float
+    difference: PairedDifference  # winner - best seed, per confirmation instance
+    rule: str
+    returned: str  # policy id the run returns
+    reason: str
+    ids: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "n": self.difference.n,
+            "instance_ids": list(self.ids),
+            "winner": self.winner,
+            "best_seed": self.best_seed,
+            "winner_s_val": self.winner_s_val,
+            "best_seed_s_val": self.seed_s_val,
+            "difference": self.difference.to_json(),
+            "rule": self.rule,
+            "returned": self.returned,
+            "returned_is_seed": self.returned == self.best_seed and self.winner != self.best_seed,
+            "reason": self.reason,
+        }
+
+
+def confirm(
+    validator: Validator,
+    winner: PolicyGenome,
+    best_seed: PolicyGenome,
+    rule: str,
+    seed: int = 0,
+) -> Confirmation:
+    """Validate both on the confirmation instances (``validator``) and apply ``rule``."""
+    results = validator.validate([winner, best_seed])
+    w, s = results[winner.id], results[best_seed.id]
+    diff = paired_difference(validator.row_s_vals(w), validator.row_s_vals(s), seed=seed)
+    if winner.id == best_seed.id:
+        returned, reason = winner.id, "the selection winner is the best seed"
+    elif rule == "selection":
+        returned, reason = winner.id, "return_rule 'selection': the selection winner"
+    elif rule == "ci_above_zero":
+        ok = diff.above_zero
+        returned = winner.id if ok else best_seed.id
+        reason = (
+            f"confirmed: paired difference {diff} is above zero"
+            if ok
+            else f"not confirmed: the interval of the paired difference {diff} reaches zero"
+        )
+    else:
+        ok = diff.n > 0 and diff.mean > 0
+        returned = winner.id if ok else best_seed.id
+        reason = (
+            f"confirmed: the winner beats the best seed by {diff}"
+            if ok
+            else f"not confirmed: the winner does not beat the best seed ({diff})"
+        )
+    return Confirmation(
+        winner.id,
+        best_seed.id,
+        w.s_val,
+        s.s_val,
+        diff,
+        rule,
+        returned,
+        reason,
+        tuple(i.id for i in validator.instances),
+    )

@@ -1,0 +1,65 @@
+"""Paired comparison of two policies on the same instances, with a bootstrap interval.
+
+On a small model the per-instance difference between two prompts varies a lot (a standard
+deviation of 0.05-0.11 in ROUGE-L from meeting to meeting), far more than the mean difference
+one hopes to find; comparing the two on the *same* instances removes the variation the instances
+themselves bring, and the interval says how much is left. The interval is the percentile
+bootstrap over instances (resampled with replacement, a fixed seed: the same data give the same
+interval).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+RESAMPLES = 10_000
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """Mean of (a - b) over shared instances and its 95% bootstrap interval."""
+
+    mean: float
+    lo: float
+    hi: float
+    n: int
+
+    @property
+    def above_zero(self) -> bool:
+        return self.n > 0 and self.lo > 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mean": self.mean, "ci95": [self.lo, self.hi], "n": self.n}
+
+    def __str__(self) -> str:
+        return f"{self.mean:+.3f} [95% CI {self.lo:+.3f}, {self.hi:+.3f}] over {self.n}"
+
+
+def bootstrap_mean(
+    values: np.ndarray, resamples: int = RESAMPLES, seed: int = 0, level: float = 0.95
+) -> tuple[float, float]:
+    """Percentile-bootstrap interval of the mean of ``values``."""
+    n = len(values)
+    if n == 0:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    means = values[rng.integers(0, n, size=(resamples, n))].mean(axis=1)
+    tail = (1 - level) / 2 * 100
+    lo, hi = np.percentile(means, [tail, 100 - tail])
+    return float(lo), float(hi)
+
+
+def paired_difference(
+    a: Mapping[str, float], b: Mapping[str, float], resamples: int = RESAMPLES, seed: int = 0
+) -> PairedDifference:
+    """a - b on the instances both have a score for (instance id -> score)."""
+    shared = sorted(set(a) & set(b))
+    d = np.array([a[i] - b[i] for i in shared], dtype=float)
+    if len(d) == 0:
+        return PairedDifference(float("nan"), float("nan"), float("nan"), 0)
+    lo, hi = bootstrap_mean(d, resamples, seed)
+    return PairedDifference(float(d.mean()), lo, hi, len(d))

@@ -1,0 +1,102 @@
+"""Where training batches come from: a mix of real training instances (a corpus with human
+references) and synthetic ones from the task's generator (SPEC: "the initial task generator
+draws a dialogue from the corpus; L prefers longer ones"; the synthetic generator extends it).
+
+The harness genome sets the mix: ``real_share`` of each batch is drawn from the real pool, the
+rest is generated at difficulty L. On real instances L is the length preference: instances are
+ranked by input length and drawn with a Gaussian preference centred on quantile L. The pool
+never holds a validation instance: ``load_real_pool`` removes every held-out id (selection and
+confirmation), so no validation instance reaches a training signal.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from evotrainer.harness.genome import HarnessGenome
+from evotrainer.tasks.base import Task, TaskGenerator
+from evotrainer.types import Instance
+
+LENGTH_PREFERENCE_WIDTH = 0.25  # std of the preference over length quantiles
+
+
+@dataclass(frozen=True)
+class RealPool:
+    instances: list[Instance]
+    source: str
+    message: str
+    held_out: int = 0  # instances of the file removed because validation holds them
+
+
+def load_real_pool(
+    task: Task, path: str | None, held_out_ids: Collection[str], input_text
+) -> RealPool:
+    """The real training instances of ``path`` minus the held-out ids, sorted by input length
+    (``input_text(instance)`` gives the text whose length counts). Empty when there is no file."""
+    if not path:
+        return RealPool([], "", "no real training data configured: synthetic training only")
+    if not Path(path).is_file():
+        return RealPool(
+            [], str(path), f"real training data {path!r} not found: synthetic training only"
+        )
+    loaded = task.load(path)
+    held = set(held_out_ids)
+    kept = [i for i in loaded if i.id not in held]
+    kept.sort(key=lambda i: (len(input_text(i)), i.id))
+    msg = f"real training pool: {len(kept)} instances from {path}"
+    if len(kept) < len(loaded):
+        msg += f" ({len(loaded) - len(kept)} held out for validation)"
+    return RealPool(kept, str(path), msg, len(loaded) - len(kept))
+
+
+def _weighted_sample(
+    items: Sequence[Instance], weights: Sequence[float], k: int, rng: random.Random
+) -> list[Instance]:
+    """``k`` distinct items, each draw proportional to its weight (without replacement)."""
+    pool = list(zip(items, weights, strict=True))
+    out = []
+    for _ in range(min(k, len(pool))):
+        total = sum(w for _, w in pool)
+        x = rng.random() * total
+        for j, (item, w) in enumerate(pool):
+            x -= w
+            if x <= 0 or j == len(pool) - 1:
+                out.append(item)
+                pool.pop(j)
+                break
+    return out
+
+
+class BatchSource:
+    """Draws training batches for a harness genome: real and synthetic instances, shuffled."""
+
+    def __init__(self, generator: TaskGenerator, real: Sequence[Instance] = ()) -> None:
+        self.generator = generator
+        self.real = list(real)  # sorted by input length (load_real_pool)
+
+    def n_real(self, n: int, harness: HarnessGenome) -> int:
+        return min(len(self.real), round(n * harness.real_share)) if self.real else 0
+
+    def sample(self, n: int, harness: HarnessGenome, rng: random.Random) -> list[Instance]:
+        k = self.n_real(n, harness)
+        real = self.real_sample(k, harness.difficulty, rng)
+        synthetic = (
+            self.generator.sample(n - k, harness.difficulty, rng, harness.task_mix) if n > k else []
+        )
+        batch = [*real, *synthetic]
+        rng.shuffle(batch)
+        return batch
+
+    def real_sample(self, k: int, difficulty: float, rng: random.Random) -> list[Instance]:
+        if k <= 0:
+            return []
+        m = len(self.real)
+        weights = [
+            math.exp(-(((j / max(1, m - 1)) - difficulty) ** 2) / (2 * LENGTH_PREFERENCE_WIDTH**2))
+            for j in range(m)
+        ]
+        return _weighted_sample(self.real, weights, k, rng)

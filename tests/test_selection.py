@@ -1,0 +1,221 @@
+"""Selection you can trust: real training instances in the batch mix, reference-based reward
+components, racing, the selection/confirmation split, paired comparisons with an interval, and
+the return rule. Fakes only (a scripted LLM and a stand-in corpus written by the test)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+from evotrainer.coevolution import CoEvolution
+from evotrainer.config import config_from_dict
+from evotrainer.defences.constitution import Constitution
+from evotrainer.evaluation.evaluator import Evaluator
+from evotrainer.evaluation.fitness import FitnessJudge
+from evotrainer.evaluation.paired import paired_difference
+from evotrainer.evaluation.validation import Validator
+from evotrainer.harness.genome import HarnessGenome
+from evotrainer.harness.reference import reference_components
+from evotrainer.harness.reward import weighted_reward
+from evotrainer.harness.training_set import BatchSource, load_real_pool
+from evotrainer.llm.base import SamplingParams
+from evotrainer.llm.fakes import FunctionLLM
+from evotrainer.policy.genome import PolicyGenome
+from evotrainer.run.validation_set import split_confirmation
+from evotrainer.tasks.meetings.task import MeetingTask
+from tests.fake_meetings import RecordingMeetingTask, honest_minutes, write_corpus
+
+GOOD = "Write the minutes topic by topic with the decisions."
+BAD = "Write one word."
+
+
+def scripted(task: RecordingMeetingTask, bad_on: frozenset[str] = frozenset()) -> FunctionLLM:
+    """Honest minutes, except a policy with a template gets full minutes and "Write one word"
+    gets one word; ``bad_on``: instance ids where templates give junk."""
+
+    def answer(messages, params):
+        content = messages[-1].content
+        meeting = task.by_prompt.get(content)
+        if meeting is None:
+            return "Write the minutes with the decisions and owners."
+        if "one word" in content:
+            return "Minutes."
+        if "Use this output format" in content:
+            if meeting.id in bad_on:
+                return "Minutes."
+            return honest_minutes(meeting) + "\n" + "\n".join(meeting.summary)
+        lines = honest_minutes(meeting).splitlines()
+        return "\n".join(lines[: max(3, len(lines) // 2)])
+
+    return FunctionLLM(answer, model_id="fake:scripted")
+
+
+def test_paired_difference_interval():
+    rng = np.random.default_rng(1)
+    a = {str(i): float(x) for i, x in enumerate(rng.normal(0.3, 0.1, 200))}
+    b = {k: v - 0.05 + float(rng.normal(0, 0.02)) for k, v in a.items()}
+    d = paired_difference(a, b)
+    assert d.n == 200 and d.lo < 0.05 < d.hi and d.above_zero
+    same = paired_difference({"x": 0.2, "y": 0.3}, {"x": 0.1, "y": 0.2})
+    assert same.mean == pytest.approx(0.1) and same.lo == pytest.approx(0.1) == same.hi
+    assert paired_difference({"x": 1.0}, {"y": 1.0}).n == 0  # nothing shared
+
+
+def test_confirmation_split_interleaves_and_refuses_too_little_selection():
+    insts = MeetingTask().synthetic_validation(10, 0)
+    sel, conf = split_confirmation(insts, 4)
+    assert len(sel) == 6 and len(conf) == 4
+    assert not {i.id for i in sel} & {i.id for i in conf}
+    positions = [insts.index(i) for i in conf]
+    assert positions[0] > 0 and positions[-1] < 9  # interleaved, not one end of the list
+    with pytest.raises(Exception, match="validation.confirm"):
+        split_confirmation(insts, 9)
+
+
+def test_batches_mix_real_and_synthetic_and_never_hold_validation(tmp_path):
+    corpus = write_corpus(tmp_path / "corpus.jsonl", 12, seed=1)
+    task = MeetingTask()
+    held = {f"corpus-1-{i}" for i in (0, 5)}
+    pool = load_real_pool(task, str(corpus), held, lambda i: i.payload.transcript_text())
+    assert len(pool.instances) == 10 and pool.held_out == 2 and "held out" in pool.message
+    src = BatchSource(task.generator(), pool.instances)
+    for share, want in ((0.0, 0), (0.5, 3), (1.0, 6)):
+        h = HarnessGenome(0.3, {"completeness": 1.0}, real_share=share)
+        batch = src.sample(6, h, random.Random(3))
+        assert sum(i.real for i in batch) == want and len(batch) == 6
+        assert not {i.id for i in batch} & held
+    # L is the length preference on real instances: long ones at L=1, short ones at L=0
+    lengths = {i.id: len(i.payload.transcript_text()) for i in pool.instances}
+
+    def mean_len(L):
+        picks = [src.real_sample(2, L, random.Random(s)) for s in range(30)]
+        return sum(lengths[i.id] for p in picks for i in p) / 60
+
+    assert mean_len(1.0) > mean_len(0.0)
+    missing = load_real_pool(task, str(tmp_path / "nope.jsonl"), set(), str)
+    assert missing.instances == [] and "not found" in missing.message
+
+
+def test_reference_components_apply_to_real_instances_only(tmp_path):
+    task = MeetingTask()
+    real = task.load(write_corpus(tmp_path / "c.jsonl", 1, seed=2))[0]
+    synthetic = task.synthetic_validation(1, 0)[0]
+    comps = reference_components(task.validation_metric(), ["rougeL", "decision_recall"])
+    out = honest_minutes(real.payload)
+    on_real = comps["ref_rougeL"].score(real, out, task.parse(out))
+    on_syn = comps["ref_rougeL"].score(synthetic, out, task.parse(out))
+    assert on_real.applicable and on_real.score > 0.1
+    assert not on_syn.applicable
+    with pytest.raises(Exception, match="harness.reference_components"):
+        reference_components(task.validation_metric(), ["rogueL"])
+    # the weighted reward renormalises over what applies: a synthetic rollout ignores ref_*
+    assert weighted_reward({"a": 0.5}, {"a": 1.0, "ref_rougeL": 3.0}) == 0.5
+
+
+def _judge(task, llm, race_first):
+    ev = Evaluator(task, llm, SamplingParams(max_tokens=64), components=task.reward_components())
+    return ev, FitnessJudge(task, ev, Constitution(), 3, race_first=race_first)
+
+
+def test_racing_stops_a_hopeless_child_early_and_keeps_a_promising_one():
+    task = RecordingMeetingTask()
+    llm = scripted(task)
+    batch = task.generator().sample(6, 0.2, random.Random(0))
+    h = HarnessGenome(0.2, {"completeness": 0.6, "format": 0.4})
+    ev, judge = _judge(task, llm, race_first=2)
+    elites = [PolicyGenome({"system": GOOD}), PolicyGenome({"system": GOOD + " Be brief."})]
+    judge(elites, batch, h, 0)
+    bad = PolicyGenome({"system": BAD})
+    good = PolicyGenome({"system": GOOD, "template": "Summary:\n- <point>\nDecisions:\n- <d>"})
+    fits = judge([bad, good], batch, h, 0, incumbents=elites, survivors=2)
+    assert fits[bad.id].n == 2, "the hopeless child met only the first instances"
+    assert fits[good.id].n == 6, "the promising child met the whole batch"
+    assert fits[bad.id].fitness < min(judge([e], batch, h, 0)[e.id].fitness for e in elites)
+    assert judge.raced_out == 1 and judge.race_saved == 4
+    assert sum(1 for k in ev.store if k[0] == bad.id) == 2
+    # racing off: everyone meets everything
+    _, plain = _judge(task, llm, race_first=0)
+    assert plain([bad], batch, h, 0, incumbents=elites, survivors=2)[bad.id].n == 6
+
+
+def test_validator_race_gives_partial_estimates():
+    task = RecordingMeetingTask()
+    llm = scripted(task)
+    insts = task.synthetic_validation(6, 1)
+    ev = Evaluator(task, llm, SamplingParams(max_tokens=64))
+    v = Validator(task, ev, insts, {"rougeL": 0.5, "action_item_f1": 0.5}, "test")
+    ref = PolicyGenome({"system": GOOD})
+    v.validate([ref])
+    bad = PolicyGenome({"system": BAD})
+    better = PolicyGenome({"system": GOOD, "template": "Summary:\n- <p>\nDecisions:\n- <d>"})
+    res = v.race([bad, better], ref, first=2, margin=0.0)
+    assert res[bad.id].partial and res[bad.id].n == 2 and bad.id not in v.memo
+    assert not res[better.id].partial and res[better.id].n == 6
+    assert res[bad.id].s_val < v.memo[ref.id].s_val
+
+
+def _run_config(tmp_path, corpus, val, **over):
+    data = {
+        "seed": 4,
+        "cache": {"path": str(tmp_path / "cache.sqlite")},
+        "report": False,
+        "inner": {
+            "population": 5,
+            "elites": 2,
+            "tasks_per_generation": 4,
+            "generations": 6,
+            "seed_prompts": [GOOD, "Summarise the meeting and its decisions.", BAD],
+            "operators": {"template": 3.0, "keyword": 1.0, "synonym": 1.0},
+        },
+        "outer": {"every": 3, "variants": 1},
+        "harness": {"real_data": str(corpus), "real_share": 0.5},
+        "validation": {"data": str(val), "limit": 8, "confirm": 4, "race_first": 2},
+    }
+    for k, v in over.items():
+        data[k] = {**data.get(k, {}), **v}
+    return config_from_dict(data)
+
+
+def test_run_returns_an_evolved_policy_confirmed_on_held_out_meetings(tmp_path):
+    corpus = write_corpus(tmp_path / "train.jsonl", 10, seed=5)
+    val = write_corpus(tmp_path / "val.jsonl", 8, seed=6)
+    task = RecordingMeetingTask()
+    co = CoEvolution(_run_config(tmp_path, corpus, val), task=task, llm=scripted(task))
+    result = co.run(tmp_path / "run")
+    s = result.summary
+    c = s["confirmation"]
+    assert c["n"] == 4 and s["validation"]["n"] == 4
+    assert set(c["instance_ids"]).isdisjoint(i.id for i in co.validator.instances)
+    assert "template" in result.best.components, "the template operator found the better policy"
+    assert c["returned"] == result.best.id == c["winner"] != c["best_seed"]
+    assert c["difference"]["mean"] > 0 and c["reason"].startswith("confirmed")
+    # no validation instance (selection or confirmation) ever reached a training signal
+    held = {i.id for i in co.validation_set.instances}
+    assert co.train_ids and not co.train_ids & held
+    assert any(i.startswith("corpus-5-") for i in co.train_ids), "real instances were trained on"
+    refs = {task.reference_example(i) for i in co.validation_set.instances}
+    assert not refs & set(co.reference_examples)
+    events = [json.loads(x) for x in (tmp_path / "run" / "events.jsonl").read_text().splitlines()]
+    kinds = {e["type"] for e in events}
+    assert {"trial_started", "trial_finished", "validation_started", "confirmation"} <= kinds
+    assert s["training"]["real_pool"] == 10
+
+
+def test_run_returns_the_best_seed_when_confirmation_disagrees(tmp_path):
+    corpus = write_corpus(tmp_path / "train.jsonl", 10, seed=5)
+    val = write_corpus(tmp_path / "val.jsonl", 8, seed=6)
+    task = RecordingMeetingTask()
+    cfg = _run_config(tmp_path, corpus, val)
+    probe = CoEvolution(cfg, task=task, llm=scripted(task))
+    confirmation_ids = frozenset(i.id for i in probe.validation_set.confirmation)
+    # templates help on the selection meetings but give junk on the confirmation ones
+    co = CoEvolution(cfg, task=task, llm=scripted(task, bad_on=confirmation_ids))
+    result = co.run(tmp_path / "run")
+    c = result.summary["confirmation"]
+    assert c["winner"] != c["best_seed"] and "template" in co.policies[c["winner"]].components
+    assert c["returned"] == c["best_seed"] == result.best.id
+    assert c["difference"]["mean"] < 0 and c["reason"].startswith("not confirmed")
+    assert result.summary["best_policy"] == c["best_seed"]
