@@ -136,9 +136,15 @@ _TURN = re.compile(r"^([^:\n]{1,60}):\s+(.+)$")
 _WORD = re.compile(r"[A-Za-z][a-z]{3,}")
 
 
-def plausible_minutes(transcript: str) -> str:
+def plausible_minutes(transcript: str, instruction: str = "") -> str:
     """Minutes built from the transcript itself: a title, topics from the first turns, a decision,
-    and up to three 'Owner: task' items owned by the first speakers. Deterministic."""
+    and up to three 'Owner: task' items owned by the first speakers. Deterministic. With an
+    ``instruction`` the number of topics (1-4) and of action items (0-3) depends on a hash of
+    it, so that different policies score differently on the fake model."""
+    n_topics, n_items = 3, 3
+    if instruction:
+        k = int(hashlib.sha1(instruction.encode()).hexdigest(), 16)
+        n_topics, n_items = 1 + k % 4, (k // 4) % 4
     turns = [m.groups() for line in transcript.splitlines() if (m := _TURN.match(line.strip()))]
     speakers: list[str] = []
     for spk, _ in turns:
@@ -146,12 +152,12 @@ def plausible_minutes(transcript: str) -> str:
             speakers.append(spk)
     words = [w.lower() for _, text in turns[:40] for w in _WORD.findall(text)]
     common = [w for w, _ in sorted(_counts(words).items(), key=lambda kv: (-kv[1], kv[0]))][:6]
-    topics = common[:3] or ["project"]
+    topics = common[:n_topics] or ["project"]
     lines = [f"# Minutes: {topics[0].title()} meeting", "", "## Topics"]
     lines += [f"- Discussion of the {t}" for t in topics]
     lines += ["", "## Decisions", f"- The team agreed on the {common[-1] if common else 'plan'}"]
     lines += ["", "## Action items"]
-    for spk, topic in zip(speakers[:3], (common[3:] or topics) * 3, strict=False):
+    for spk, topic in zip(speakers[:n_items], (common[3:] or topics) * 3, strict=False):
         lines.append(f"- {spk}: follow up on the {topic}")
     return "\n".join(lines)
 
@@ -180,8 +186,8 @@ def fake_answer(messages: Sequence[Message], params: SamplingParams) -> str:
     reflection and meta-prompt calls), chosen by a hash of the request."""
     content = "\n".join(m.content for m in messages)
     if messages and messages[-1].content.startswith(HEADER):  # the task's layout
-        block = content.split(HEADER, 1)[1].split(f"\n{SEPARATOR}\n", 1)[0]
-        return plausible_minutes(block)
+        block, _, instruction = content.split(HEADER, 1)[1].partition(f"\n{SEPARATOR}\n")
+        return plausible_minutes(block, instruction.strip())
     k = int(hashlib.sha1(f"{content}|{params.seed}".encode()).hexdigest(), 16)
     return _REWRITES[k % len(_REWRITES)]
 

@@ -362,7 +362,11 @@ def run(args: argparse.Namespace, prof: dict[str, Any]) -> dict[str, Any]:
                     C.log(f"cell {cell}: {brief(rec)}")
         if not args.skip_test:
             progress.reset("test evaluation")
-            test_evaluate(bench, results, work, args)
+            with cell_lock(work, "test-evaluation") as got:
+                if got:
+                    test_evaluate(bench, results, work, args)
+                else:
+                    C.log("test evaluation: running in another process, skipped here")
     finally:
         bench.close()
     doc = aggregate(results)
@@ -665,6 +669,8 @@ def table(doc: dict[str, Any]) -> str:
             continue
         cols = [doc["cells"].get(cell_id(m, i), "missing") for i in range(n_seeds)]
         out.append(f"| {m} | " + " | ".join(c[:70] for c in cols) + " |")
+    if len(doc.get("commits", [])) > 1:
+        out += ["", f"Note: the cells ran at {len(doc['commits'])} different commits."]
     rows = [(row, rec) for row, rec in doc["methods"].items() if rec["runs"]]
     out += [
         "",

@@ -74,7 +74,8 @@ def paired_difference(
         vals = [run[m] for run in method if run[m] is not None]
         if base is None or not vals:
             continue
-        diffs.append(sum(vals) / len(vals) - base)
+        # rounded: three identical runs minus the baseline are exactly 0, not 1e-17
+        diffs.append(round(math.fsum(vals) / len(vals) - base, 12))
     return paired_bootstrap(diffs, **kw)
 
 
