@@ -66,14 +66,13 @@ def cell_id(method: str, seed: int | None) -> str:
 def all_cells(
     n_seeds: int, methods: Sequence[str] = Q.METHODS
 ) -> list[tuple[str, str, int | None]]:
-    """(cell id, method, seed) of the whole grid: ``seeds`` once (deterministic), every other
-    method once per seed."""
+    """(cell id, method, seed) of the whole grid in run order: ``seeds`` once (deterministic),
+    then seed by seed every other method, so a run stopped halfway has whole seeds to compare."""
     out: list[tuple[str, str, int | None]] = []
-    for m in methods:
-        if m == "seeds":
-            out.append((cell_id(m, None), m, None))
-        else:
-            out += [(cell_id(m, s), m, s) for s in range(n_seeds)]
+    if "seeds" in methods:
+        out.append((cell_id("seeds", None), "seeds", None))
+    for s in range(n_seeds):
+        out += [(cell_id(m, s), m, s) for m in methods if m != "seeds"]
     return out
 
 

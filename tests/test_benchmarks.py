@@ -300,6 +300,13 @@ def test_standard_cells_resume_and_partial_table(tmp_path, capsys):
     assert "0 to run" in out and "0 pairs to score" in out
     assert _cell_files(tmp_path) == after
 
+    # the test scores lost: --test-only scores again, every answer from the persistent cache
+    (tmp_path / "res" / "test" / "scores.json").unlink()
+    quality.main(_standard_args(tmp_path, "--test-only"))
+    out = capsys.readouterr().out
+    assert "test evaluation done: 0 backend calls" in out
+    assert json.loads((tmp_path / "res" / "test" / "scores.json").read_text()) == scores
+
 
 def test_standard_retries_failed_cells_and_filters(tmp_path, capsys):
     from benchmarks import standard
@@ -337,6 +344,16 @@ def test_standard_refuses_other_settings(tmp_path):
     quality.main(_standard_args(tmp_path, "--cells", "seeds", "--skip-test"))
     settings = json.loads((tmp_path / "res" / "settings.json").read_text())
     assert len(settings["invocations"]) == 2
+
+
+def test_standard_says_which_engine_option_is_missing(tmp_path, monkeypatch):
+    class OldValidationConfig:  # an engine without validation.confirm
+        model_fields = {"data": None, "limit": None}
+
+    monkeypatch.setattr(quality, "ValidationConfig", OldValidationConfig)
+    with pytest.raises(SystemExit, match="validation.confirm"):
+        quality.main(_standard_args(tmp_path, "--cells", "evotrainer:0"))
+    assert not (tmp_path / "res" / "cells").exists()  # refused before any cell ran
 
 
 def test_standard_table_needs_a_results_directory(tmp_path):
