@@ -30,6 +30,7 @@ import argparse
 import contextlib
 import fcntl
 import json
+import os
 import subprocess
 import sys
 import time
@@ -234,6 +235,13 @@ def compared_settings(args: argparse.Namespace, prof: dict[str, Any], bench: Q.B
             for name, s in bench.tests.items()
         },
     }
+    try:  # the engine's resolved config: its defaults are settings of inner_ga/evotrainer
+        engine = bench.engine_config(0, True).model_dump(mode="json")
+        engine.pop("seed", None)
+        engine.pop("cache", None)
+        engine.get("model", {}).pop("n_threads", None)
+    except Exception as exc:  # noqa: BLE001 - reported (and refused) when an engine cell runs
+        engine = {"unavailable": f"{type(exc).__name__}: {exc}"}
     if bench.confirmation is not None:
         data["confirmation"] = {
             "source": bench.confirmation.info["source"],
@@ -249,8 +257,8 @@ def compared_settings(args: argparse.Namespace, prof: dict[str, Any], bench: Q.B
                         "engine_set": [*prof.get("engine_set", []), *args.engine_set],
                     },
                     "model": args.model,
-                    "base_url": args.base_url,
                     "s_val_weights": bench.weights,
+                    "engine_config": engine,
                     "truncation": f"head_tail at {prof['max_input_tokens']} estimated tokens",
                     "data": data,
                 }
@@ -274,7 +282,13 @@ def check_settings(results: Path, compared: dict[str, Any], args: argparse.Names
     """Record the settings on the first run; refuse a rerun whose settings differ."""
     path = results / "settings.json"
     now = time.strftime("%Y-%m-%d %H:%M:%S")
-    invocation = {"at": now, "command": "python " + " ".join([sys.argv[0], *args.argv])}
+    invocation = {
+        "at": now,
+        "command": "python " + " ".join([sys.argv[0], *args.argv]),
+        "base_url": args.base_url,
+        "threads": args.threads,
+        "load_avg": [round(x, 2) for x in os.getloadavg()],
+    }
     if path.is_file():
         doc = json.loads(path.read_text())
         diffs = _diff(doc["compared"], compared)
@@ -403,7 +417,7 @@ def run_cell(
     rec["finished"] = time.strftime("%Y-%m-%d %H:%M:%S")
     rec["wall_s"] = round(time.perf_counter() - t0, 2)
     rec["process_cpu_s"] = round(time.process_time() - cpu0, 1)
-    if bench.endpoint_info:
+    if method in ("gepa", "evoprompt_ga") and bench.endpoint_info:
         rec["endpoint"] = bench.endpoint_info
     return rec
 
