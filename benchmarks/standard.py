@@ -222,8 +222,28 @@ class ProgressLLM:
 
 
 # -- settings -----------------------------------------------------------------------------
+ENGINE_METHODS = ("inner_ga", "evotrainer")
+# profile keys that only the engine cells (inner_ga, evotrainer) read
+ENGINE_KEYS = (
+    "population",
+    "elites",
+    "tasks_per_generation",
+    "outer_every",
+    "outer_variants",
+    "trial_generations",
+    "difficulty",
+    "real_data",
+    "real_share",
+    "engine_set",
+)
+
+
+def _plain(obj: Any) -> Any:
+    return C.clean_json(json.loads(json.dumps(obj)))
+
+
 def compared_settings(args: argparse.Namespace, prof: dict[str, Any], bench: Q.Bench) -> dict:
-    """Everything that changes what a cell measures. A rerun must match it exactly."""
+    """Everything that changes what every cell measures. A rerun must match it exactly."""
     data: dict[str, Any] = {
         "selection": {"source": bench.selection.info["source"], "ids": bench.selection.info["ids"]},
         "gepa_train": {
@@ -235,36 +255,36 @@ def compared_settings(args: argparse.Namespace, prof: dict[str, Any], bench: Q.B
             for name, s in bench.tests.items()
         },
     }
-    try:  # the engine's resolved config: its defaults are settings of inner_ga/evotrainer
-        engine = bench.engine_config(0, True).model_dump(mode="json")
-        engine.pop("seed", None)
-        engine.pop("cache", None)
-        engine.get("model", {}).pop("n_threads", None)
-    except Exception as exc:  # noqa: BLE001 - reported (and refused) when an engine cell runs
-        engine = {"unavailable": f"{type(exc).__name__}: {exc}"}
     if bench.confirmation is not None:
         data["confirmation"] = {
             "source": bench.confirmation.info["source"],
             "ids": bench.confirmation.info["ids"],
         }
-    return C.clean_json(
-        json.loads(
-            json.dumps(
-                {
-                    "profile": args.profile,
-                    "settings": {
-                        **prof,
-                        "engine_set": [*prof.get("engine_set", []), *args.engine_set],
-                    },
-                    "model": args.model,
-                    "s_val_weights": bench.weights,
-                    "engine_config": engine,
-                    "truncation": f"head_tail at {prof['max_input_tokens']} estimated tokens",
-                    "data": data,
-                }
-            )
-        )
+    return _plain(
+        {
+            "profile": args.profile,
+            "settings": {k: v for k, v in prof.items() if k not in ENGINE_KEYS},
+            "model": args.model,
+            "s_val_weights": bench.weights,
+            "truncation": f"head_tail at {prof['max_input_tokens']} estimated tokens",
+            "data": data,
+        }
     )
+
+
+def engine_settings(args: argparse.Namespace, prof: dict[str, Any], bench: Q.Bench) -> dict:
+    """What only the engine cells measure: the profile's engine keys and the engine's resolved
+    config (its defaults included), without seed, cache path and threads."""
+    try:
+        config = bench.engine_config(0, True).model_dump(mode="json")
+        config.pop("seed", None)
+        config.pop("cache", None)
+        config.get("model", {}).pop("n_threads", None)
+    except Exception as exc:  # noqa: BLE001 - reported (and refused) when an engine cell runs
+        config = {"unavailable": f"{type(exc).__name__}: {exc}"}
+    keys = {k: prof[k] for k in ENGINE_KEYS if k in prof}
+    keys["engine_set"] = [*prof.get("engine_set", []), *args.engine_set]
+    return _plain({"profile": keys, "config": config})
 
 
 def _diff(a: Any, b: Any, path: str = "") -> list[str]:
@@ -278,8 +298,11 @@ def _diff(a: Any, b: Any, path: str = "") -> list[str]:
     return []
 
 
-def check_settings(results: Path, compared: dict[str, Any], args: argparse.Namespace) -> None:
-    """Record the settings on the first run; refuse a rerun whose settings differ."""
+def check_settings(
+    results: Path, compared: dict[str, Any], engine: dict[str, Any], args: argparse.Namespace
+) -> None:
+    """Record the settings on the first run; refuse a rerun whose settings differ. The engine
+    settings may change as long as no engine cell (inner_ga, evotrainer) has finished."""
     path = results / "settings.json"
     now = time.strftime("%Y-%m-%d %H:%M:%S")
     invocation = {
@@ -298,12 +321,31 @@ def check_settings(results: Path, compared: dict[str, Any], args: argparse.Names
                 f"({path}):\n  " + "\n  ".join(diffs[:20]) + "\nuse another --results-dir, or "
                 "rerun with the recorded settings"
             )
+        ediffs = _diff(doc.get("engine", {}), engine)
+        if ediffs:
+            done = sorted(
+                c
+                for c, rec in load_cells(results).items()
+                if rec.get("method") in ENGINE_METHODS and rec.get("status") == "ok"
+            )
+            if done:
+                raise SystemExit(
+                    f"refusing to mix results: the engine settings differ from those the "
+                    f"finished engine cells {', '.join(done)} ran with ({path}):\n  "
+                    + "\n  ".join(ediffs[:20])
+                    + "\nuse another --results-dir, rerun with the recorded settings, or delete "
+                    f"those cells' files under {results / 'cells'} to run them again"
+                )
+            C.log("engine settings changed; no engine cell has finished yet: recorded the new ones")
+            invocation["engine_settings_changed"] = ediffs[:20]
+            doc["engine"] = engine
         doc.setdefault("invocations", []).append(invocation)
     else:
         doc = {
             "benchmark": "quality (cells)",
             "created": now,
             "compared": compared,
+            "engine": engine,
             "methods": list(Q.METHODS),
             "machine": C.machine(),
             "invocations": [invocation],
@@ -323,8 +365,9 @@ def run(args: argparse.Namespace, prof: dict[str, Any]) -> dict[str, Any]:
     args.work_dir = str(work)
     cells = select_cells(all_cells(prof["seeds"]), args.methods, args.cells)
     bench = Q.Bench(args, prof)
-    compared = compared_settings(args, prof, bench)
-    check_settings(results, compared, args)
+    check_settings(
+        results, compared_settings(args, prof, bench), engine_settings(args, prof, bench), args
+    )
     C.log(f"results directory {results} (work files in {work})")
     bench.engine_runs = work / "runs"
     if any(m in ("inner_ga", "evotrainer") for _, m, _ in cells) and not args.test_only:
@@ -575,6 +618,7 @@ def aggregate(results: Path) -> dict[str, Any]:
         "profile": comp["profile"],
         "model": comp["model"],
         "settings": comp["settings"],
+        "engine": settings.get("engine"),
         "data": comp["data"],
         "cells": status,
         "complete": all(v == "ok" for v in status.values()),

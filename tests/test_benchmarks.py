@@ -338,12 +338,19 @@ def test_standard_refuses_other_settings(tmp_path):
     with pytest.raises(SystemExit, match="model"):
         args = _standard_args(tmp_path, "--cells", "seeds")
         quality.main([*args[2:], "--model", "openai:other", "--base-url", "http://x"])
-    with pytest.raises(SystemExit, match="engine_set"):
-        quality.main(_standard_args(tmp_path, "--cells", "seeds", "--engine-set", "inner.elites=1"))
     # the same settings are accepted (and the invocation is recorded)
     quality.main(_standard_args(tmp_path, "--cells", "seeds", "--skip-test"))
     settings = json.loads((tmp_path / "res" / "settings.json").read_text())
     assert len(settings["invocations"]) == 2
+    assert settings["engine"]["config"]["inner"]["population"] == 4
+    # engine settings may change while no engine cell has finished ...
+    elites = ("--engine-set", "inner.elites=1")
+    quality.main(_standard_args(tmp_path, "--cells", "inner_ga:0", "--skip-test", *elites))
+    settings = json.loads((tmp_path / "res" / "settings.json").read_text())
+    assert settings["engine"]["config"]["inner"]["elites"] == 1
+    # ... but not once one has
+    with pytest.raises(SystemExit, match=r"inner_ga-seed0(.|\n)*inner.elites: 1 recorded, 2 now"):
+        quality.main(_standard_args(tmp_path, "--cells", "evotrainer:0", "--skip-test"))
 
 
 def test_standard_says_which_engine_option_is_missing(tmp_path, monkeypatch):
