@@ -136,6 +136,20 @@ def cell_lock(work: Path, cell: str) -> Iterator[bool]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+def is_running(work: Path | None, cell: str) -> bool:
+    """Whether some process holds the cell's lock now."""
+    path = None if work is None else work / "locks" / f"{cell}.lock"
+    if path is None or not path.is_file():
+        return False
+    with path.open("a") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.flock(fh, fcntl.LOCK_UN)
+    return False
+
+
 def git_state() -> dict[str, Any]:
     """The commit the code ran at (and whether src/ or benchmarks/ had uncommitted changes)."""
     try:
@@ -299,7 +313,11 @@ def _diff(a: Any, b: Any, path: str = "") -> list[str]:
 
 
 def check_settings(
-    results: Path, compared: dict[str, Any], engine: dict[str, Any], args: argparse.Namespace
+    results: Path,
+    compared: dict[str, Any],
+    engine: dict[str, Any],
+    args: argparse.Namespace,
+    work: Path | None = None,
 ) -> None:
     """Record the settings on the first run; refuse a rerun whose settings differ. The engine
     settings may change as long as no engine cell (inner_ga, evotrainer) has finished."""
@@ -350,6 +368,7 @@ def check_settings(
             "machine": C.machine(),
             "invocations": [invocation],
         }
+    doc["work_dir"] = str(work) if work else None  # where the locks are (running cells)
     C.write_json(path, doc)
 
 
@@ -366,7 +385,11 @@ def run(args: argparse.Namespace, prof: dict[str, Any]) -> dict[str, Any]:
     cells = select_cells(all_cells(prof["seeds"]), args.methods, args.cells)
     bench = Q.Bench(args, prof)
     check_settings(
-        results, compared_settings(args, prof, bench), engine_settings(args, prof, bench), args
+        results,
+        compared_settings(args, prof, bench),
+        engine_settings(args, prof, bench),
+        args,
+        work,
     )
     C.log(f"results directory {results} (work files in {work})")
     bench.engine_runs = work / "runs"
@@ -546,9 +569,11 @@ def test_evaluate(bench: Q.Bench, results: Path, work: Path, args: argparse.Name
             dirty = False
             dt = time.perf_counter() - t0
             b = stack.budget.snapshot()
+            eta = dt / k * (len(meetings) - k)
             C.log(
                 f"  test: {k}/{len(meetings)} meetings ({name} {inst.id}), "
-                f"{b['backend_calls']} backend calls, {b['cache_hits']} cache hits, {dt:.0f} s"
+                f"{b['backend_calls']} backend calls, {b['cache_hits']} cache hits, {dt:.0f} s, "
+                f"about {eta / 60:.0f} min left"
             )
     C.write_json(path, scores)
     b = stack.budget.snapshot()
@@ -594,9 +619,12 @@ def aggregate(results: Path) -> dict[str, Any]:
     spath = results / "test" / "scores.json"
     scores = json.loads(spath.read_text()) if spath.is_file() else {}
     grid = all_cells(n_seeds)
+    work = Path(settings["work_dir"]) if settings.get("work_dir") else None
     status = {
         c: (
-            "missing"
+            "running"
+            if cells.get(c, {}).get("status") != "ok" and is_running(work, c)
+            else "missing"
             if c not in cells
             else cells[c].get("status", "?")
             + ("" if cells[c].get("status") == "ok" else f": {cells[c].get('error', '')[:100]}")

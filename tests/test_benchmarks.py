@@ -251,6 +251,10 @@ def test_standard_cells_resume_and_partial_table(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "PARTIAL" in out and "| random_search | ok | missing | missing |" in out
     assert "| seed_best |" in out and "| gepa |" in out  # finished rows and the missing cells
+    with standard.cell_lock(tmp_path / "work", "random_search-seed1") as got:
+        assert got  # as if another process were running that cell now
+        quality.main(["--table", str(tmp_path / "res")])
+        assert "| random_search | ok | running | missing |" in capsys.readouterr().out
 
     # then the rest (engine methods included): finished cells are not recomputed
     methods = "seeds,random_search,inner_ga,evotrainer,gepa"
