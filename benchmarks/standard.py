@@ -20,8 +20,14 @@ Layout::
     RESULTS_DIR/test/policies.json  every policy evaluated on the test sets
     RESULTS_DIR/test/scores.json    test set -> meeting -> policy -> metrics, s_val, output
     RESULTS_DIR/summary.json        means and paired differences to seed_best with 95% CIs
-    WORK_DIR/                       git-ignored: per-cell caches, the test-set cache
-                                    (test-cache.sqlite), engine run directories, server log
+    WORK_DIR/                       git-ignored: per-cell caches (cache/), the test-set
+                                    cache (test-cache.sqlite), engine run directories (runs/:
+                                    events.jsonl, checkpoints, summary.json), cell locks
+                                    (locks/), the llama_cpp.server log
+
+Cells run seeds first, then seed by seed (seed 0 of every method, then seed 1 ...). Settings
+that only the engine cells read (engine sizes, --engine-set, the engine's resolved config) may
+change until an engine cell has finished; everything else must match from the first run on.
 """
 
 from __future__ import annotations
