@@ -44,7 +44,7 @@ class Confirmation:
             "difference": self.difference.to_json(),
             "rule": self.rule,
             "returned": self.returned,
-            "returned_is_seed": self.returned == self.best_seed and self.winner != self.best_seed,
+            "returned_is_seed": self.returned == self.best_seed,
             "reason": self.reason,
         }
 

@@ -218,7 +218,7 @@ def _outer_table(run: RunData) -> str:
         rb = ' <span class="badge rb">rollback</span>' if e.get("rollback") else ""
         changed = "changed harness" if e.get("changed") else "kept incumbent"
         rows.append(
-            f'<tr class="step"><td colspan="6"><strong>Step {esc(e.get("outer_step"))}</strong> '
+            f'<tr class="step"><td colspan="7"><strong>Step {esc(e.get("outer_step"))}</strong> '
             f"(→ generation {esc(e.get('generation'))}) · {esc(changed)} · "
             f"{esc(e.get('reason', ''))}{rb}</td></tr>"
         )
@@ -230,11 +230,13 @@ def _outer_table(run: RunData) -> str:
             rows.append(
                 f"<tr{cls}><td>{i}{' ✓' if is_chosen else ''}</td><td>{esc(var.get('operator'))}</td>"
                 f'<td class="num">{esc(fmt(var.get("difficulty"), 2))}</td>'
+                f'<td class="num">{esc(fmt(var.get("real_share"), 2))}</td>'
                 f"<td>{esc(_weights(var.get('weights')))}</td><td>{esc(var.get('note') or '')}</td>"
                 f'<td class="num">{esc(fmt(s))}</td></tr>'
             )
     head = (
-        "<tr><th>#</th><th>operator</th><th class=num>L</th><th>weights</th><th>note</th>"
+        "<tr><th>#</th><th>operator</th><th class=num>L</th><th class=num>real share</th>"
+        "<th>weights</th><th>note</th>"
         "<th class=num>s_val</th></tr>"
     )
     rb_list = ""
@@ -255,9 +257,50 @@ def _operators(run: RunData, plot: Path | None) -> str:
     rows = []
     for name, s in stats.items():
         rate = s["improved"] / s["produced"] if s["produced"] else None
-        rows.append([name, *(s[f] for f in OP_FIELDS), rate])
-    table = _table(["operator", *OP_FIELDS, "improved / produced"], rows, num=(1, 2, 3, 4, 5))
-    return _img(plot, "operator statistics") + table
+        posterior = (1 + s["improved"]) / (2 + s["tried"])
+        rows.append([name, *(s[f] for f in OP_FIELDS), rate, posterior])
+    table = _table(
+        ["operator", *OP_FIELDS, "improved / produced", "bandit: posterior success"],
+        rows,
+        num=(1, 2, 3, 4, 5, 6),
+    )
+    note = (
+        '<p class="sub">"improved": the child was fitter than its best parent. With '
+        "<code>inner.operator_choice: bandit</code> (default) each operator is chosen by "
+        "Thompson sampling on its success (Beta(1 + improved, 1 + tried - improved), times its "
+        "configured weight), so operators that keep helping are drawn more often.</p>"
+    )
+    return _img(plot, "operator statistics") + table + note
+
+
+def _confirmation(run: RunData) -> str:
+    c = (run.summary or {}).get("confirmation") or run.last("confirmation")
+    if not c:
+        return (
+            '<p class="missing">No confirmation (validation.confirm = 0, or the run has not '
+            "finished).</p>"
+        )
+    d = c.get("difference") or {}
+    lo, hi = (d.get("ci95") or [None, None])[:2]
+    returned = "best seed" if c.get("returned") == c.get("best_seed") else "selection winner"
+    if c.get("winner") == c.get("best_seed"):
+        returned = "best seed (it won the selection too)"
+    rows = [
+        ["selection winner", c.get("winner"), c.get("winner_s_val")],
+        ["best seed", c.get("best_seed"), c.get("best_seed_s_val")],
+    ]
+    table = _table(["policy", "id", "s_val on the confirmation meetings"], rows, num=(2,))
+    return (
+        f"<p>On <strong>{esc(d.get('n'))}</strong> validation meetings that selection never saw, "
+        f"the selection winner minus the best seed (paired, per meeting): "
+        f"<strong>{esc(fmt(d.get('mean')))}</strong>, 95% bootstrap interval "
+        f"[{esc(fmt(lo))}, {esc(fmt(hi))}]. Rule <code>{esc(c.get('rule'))}</code>: returned the "
+        f"<strong>{esc(returned)}</strong> ({esc(c.get('reason'))}).</p>"
+        + table
+        + '<p class="sub">The selection score of the winner is optimistic (it is the maximum '
+        "of noisy estimates); this difference is the one to trust. Meetings: "
+        f"{esc(', '.join(c.get('instance_ids') or []))}.</p>"
+    )
 
 
 def _lineage(run: RunData) -> str:
@@ -404,6 +447,7 @@ def render_page(run: RunData, plots: Mapping[str, Path]) -> str:
         "rollbacks.</p>"
     )
     sections = [
+        _card("Confirmation on held-out meetings", _confirmation(run), "full", "confirmation"),
         _card("s_val per outer step", _img(plots.get("s_val"), "s_val") + sv),
         _card("Fitness per generation", _img(plots.get("fitness"), "fitness")),
         _card("Harness trajectory", _img(plots.get("harness"), "harness")),
