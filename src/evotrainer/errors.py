@@ -36,3 +36,13 @@ class BudgetExceeded(EvoTrainerError):
 
 class CheckpointError(EvoTrainerError):
     """No usable checkpoint could be read from a run directory."""
+
+
+class RunDirectoryError(EvoTrainerError):
+    """A run directory cannot be used: it holds another run, is in use by another process, has
+    finished, or is not a directory."""
+
+
+class TooManyErrors(EvoTrainerError):
+    """Too many LLM answers failed (dead or broken model server, context overflow ...): the run
+    stops instead of scoring failures as answers."""
