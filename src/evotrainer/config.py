@@ -67,6 +67,15 @@ class BudgetConfig(_Strict):
         description="with max_calls: hold back the calls one validation costs, so that when the "
         "cap stops the run the final best policy is still validated (and can be returned)",
     )
+    max_error_rate: float | None = Field(
+        0.5,
+        ge=0,
+        lt=1,
+        description="stop the run (non-zero exit) when more than this share of the last "
+        "error_window agent answers failed (dead or broken server, context overflow ...); "
+        "None = never stop",
+    )
+    error_window: int = Field(10, ge=1, description="answers the error rate is measured over")
 
 
 class TaskConfig(_Strict):
@@ -279,14 +288,21 @@ def apply_override(data: dict[str, Any], assignment: str) -> None:
     if "=" not in assignment:
         raise ConfigError(f"--set expects key=value, got {assignment!r}")
     key, raw = assignment.split("=", 1)
+    set_value(data, key, _parse_value(raw))
+
+
+def set_value(data: dict[str, Any], key: str, value: Any) -> None:
+    """Set ``key.sub`` in a nested dict to ``value`` as it is (no YAML parsing)."""
     parts = key.strip().split(".")
+    if not all(parts):
+        raise ConfigError(f"--set {key!r}: empty key")
     node = data
     for p in parts[:-1]:
         child = node.setdefault(p, {})
         if not isinstance(child, dict):
             raise ConfigError(f"--set {key}: {p!r} is not a section")
         node = child
-    node[parts[-1]] = _parse_value(raw)
+    node[parts[-1]] = value
 
 
 def config_from_dict(data: dict[str, Any], source: str = "config") -> RunConfig:
@@ -296,8 +312,14 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> RunConfig:
         raise ConfigError(_format_errors(exc, source)) from None
 
 
-def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> RunConfig:
-    """Read a YAML config (or start from the defaults) and apply ``--set`` overrides."""
+def load_config(
+    path: str | Path | None = None,
+    overrides: list[str] | None = None,
+    values: dict[str, Any] | None = None,
+) -> RunConfig:
+    """Read a YAML config (or start from the defaults), apply ``--set`` overrides (values parsed
+    as YAML), then ``values`` (``{"validation.data": "meet #2.jsonl"}``: taken as they are, for
+    options such as ``--val-data`` whose value is a file name or a model name, never YAML)."""
     data: dict[str, Any] = {}
     source = "defaults"
     if path is not None:
@@ -305,8 +327,8 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         if not p.is_file():
             raise ConfigError(f"config file not found: {p}")
         try:
-            loaded = yaml.safe_load(p.read_text()) or {}
-        except yaml.YAMLError as exc:
+            loaded = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+        except (yaml.YAMLError, UnicodeDecodeError, ValueError) as exc:
             raise ConfigError(f"{p}: not valid YAML: {exc}") from None
         if not isinstance(loaded, dict):
             raise ConfigError(f"{p}: the top level must be a mapping of sections")
@@ -315,6 +337,9 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         apply_override(data, assignment)
     if overrides:
         source += " + --set " + " ".join(overrides)
+    for key, value in (values or {}).items():
+        set_value(data, key, value)
+        source += f" + {key}={value!r}"
     return config_from_dict(data, source)
 
 
