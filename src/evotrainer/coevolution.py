@@ -23,7 +23,8 @@ from evotrainer.defences.constitution import Constitution
 from evotrainer.defences.learned import LearnedDefences, batch_outputs
 from evotrainer.defences.monitor import ProxyGapMonitor
 from evotrainer.defences.robustness import RobustnessProbe
-from evotrainer.errors import BudgetExceeded, ConfigError
+from evotrainer.errors import BudgetExceeded, ConfigError, EvoTrainerError
+from evotrainer.evaluation.error_rate import ErrorRateGuard
 from evotrainer.evaluation.evaluator import Evaluator, PolicyFitness
 from evotrainer.evaluation.fitness import FitnessJudge
 from evotrainer.evaluation.runner import Runner, runner_for
@@ -92,6 +93,7 @@ class CoEvolution:
             self.stack.client,
             self.sampling,
             runner or runner_for(self.stack.backend.model_id, config.model.concurrency),
+            guard=ErrorRateGuard.from_config(config.budget),
         )
         self.generator = self.task.generator()
         if validation is None:
@@ -99,6 +101,7 @@ class CoEvolution:
         else:
             vset = resolve_validation(self.task, config.validation, config.seed, list(validation))
         self.validation_set = vset
+        self._notes += [(ev.WARNING, {"message": w}) for w in vset.warnings]
         d = config.defences
         self.constitution = Constitution(
             enabled=d.constitution,
@@ -195,7 +198,12 @@ class CoEvolution:
                     f"{key}: unknown reward component(s) {unknown}; known: {sorted(known)}"
                 )
         from evotrainer.operators.registry import OPERATORS
+        from evotrainer.run.validation_set import check_s_val_weights
 
+        probe_keys = ["robustness"] if self.cfg.defences.robustness_probe else []
+        check_s_val_weights(
+            self.cfg.outer.s_val_weights, self.task, self.validation_set.instances, probe_keys
+        )
         unknown_ops = sorted(set(self.cfg.inner.operators or {}) - set(OPERATORS))
         if unknown_ops:
             raise ConfigError(
@@ -203,9 +211,7 @@ class CoEvolution:
             )
 
     def emit(self, type_: str, **data: Any) -> None:
-        event = ev.Event(type_, data)
-        for obs in self.observers:
-            obs(event)
+        ev.notify(self.observers, ev.Event(type_, data))  # an observer that raises is detached
 
     @property
     def budget(self) -> Budget:
@@ -312,8 +318,9 @@ class CoEvolution:
     def run(self, run_dir: str | Path | None = None) -> RunResult:
         from evotrainer.run.rundir import RunDirectory
 
+        rd = None
         if run_dir is not None:
-            rd = RunDirectory.open_or_create(Path(run_dir), self.cfg)
+            rd = RunDirectory.open_or_create(Path(run_dir), self.cfg, self.initial is not None)
             self.run_dir = rd.path
             self.observers.append(rd.log)
         for type_, data in self._notes:
@@ -324,6 +331,18 @@ class CoEvolution:
             if self.initial is None:
                 self._start()
             batch = self.batch(self.epoch, self.harness)
+            g, every = self.inner.generation, self.cfg.outer.every
+            if (
+                0 < g < self.cfg.inner.generations
+                and g % every == 0
+                and self.outer_step < g // every
+            ):
+                # resumed from the checkpoint written before this generation's outer step
+                if self.cfg.outer.enabled:
+                    batch = self._outer_step(batch)
+                else:
+                    self._monitor_step()
+                self.checkpoint()
             while self.inner.generation < self.cfg.inner.generations:
                 self.epoch = self._generation(self.inner, batch, self.harness, self.epoch)
                 self._emit_generation(self.inner, batch)
@@ -339,7 +358,17 @@ class CoEvolution:
         except BudgetExceeded as exc:
             stopped = "budget"
             self.emit(ev.BUDGET_EXHAUSTED, message=str(exc), budget=self.budget.snapshot())
-        return self._finish(stopped)
+        except BaseException as exc:
+            if isinstance(exc, EvoTrainerError):
+                self.emit(ev.RUN_FAILED, message=str(exc), budget=self.budget.snapshot())
+            if rd is not None:
+                rd.close()
+            raise
+        try:
+            return self._finish(stopped)
+        finally:
+            if rd is not None:
+                rd.close()
 
     def _start(self) -> None:
         self.emit(
@@ -613,6 +642,8 @@ class CoEvolution:
             "policies": {pid: p.to_json() for pid, p in self.policies.items()},
             "learned": self.learned.state_dict(),
             "rejected": self.judge.state(),
+            "monitor": self.monitor.state_dict() if self.monitor else None,
+            "suspects": sorted(self._suspects),
             "validation_memo": {
                 pid: {
                     "s_val": r.s_val,
@@ -638,6 +669,9 @@ class CoEvolution:
         self.policies = {pid: PolicyGenome.from_json(p) for pid, p in s["policies"].items()}
         self.learned.load_state_dict(s.get("learned") or {})
         self.judge.rejected = {pid: [] for pid in s.get("rejected", {})}
+        if self.monitor and s.get("monitor"):
+            self.monitor.load_state_dict(s["monitor"])
+        self._suspects = set(s.get("suspects", []))
         self.validator.memo = {
             pid: ValidationResult(
                 s_val=r["s_val"],
@@ -676,14 +710,23 @@ class CoEvolution:
         llm: LLMClient | None = None,
         observers: Sequence[Observer] = (),
         validation: Sequence[Instance] | None = None,
+        runner: Runner | None = None,
     ) -> tuple[CoEvolution, Path]:
-        from evotrainer.run.checkpoint import load_latest
+        from evotrainer.run.checkpoint import load_latest, load_state_into
         from evotrainer.run.rundir import RunDirectory
+        from evotrainer.run.validation_set import check_same_validation
 
         rd = RunDirectory.open(Path(run_dir))
-        co = cls(rd.config, task=task, llm=llm, observers=observers, validation=validation)
+        co = cls(
+            rd.config, task=task, llm=llm, observers=observers, validation=validation, runner=runner
+        )
         state, path, warnings = load_latest(rd.path)
-        co.load_state_dict(state)
+        check_same_validation(co.validation_set, state)
+        load_state_into(co, state, path)  # a malformed state is a CheckpointError
+        # what an uninterrupted run holds in memory: the population's rollouts on the current
+        # batch (answered by the cache; the budget is restored so they are not counted twice)
+        co.fitness_of(co.inner.population, co.batch(co.epoch, co.harness), co.harness)
+        co.budget.restore(state["budget"])
         co._seq = int(path.stem.split("-")[1])
         co._notes += [(ev.WARNING, {"message": w}) for w in warnings]
         co._notes.append(
