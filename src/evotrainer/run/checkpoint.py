@@ -2,10 +2,10 @@
 carries a sha256 of its state, so a truncated or corrupt file is detected and the previous one is
 used. ``checkpoints/index.json`` is the readable index (generation, outer step, best, s_val).
 
-The maps that grow with the run (every policy made, every validation result, every fitness) are
-not rewritten by every checkpoint: they are journals, ``checkpoints/<name>.jsonl``, to which a
-checkpoint appends only the entries that are new or changed (one ``{"k": key, "v": value}`` per
-line; the last line of a key wins). The checkpoint stores the journal's length in bytes and the
+The parts that grow with the run (every policy made, every validation result, every fitness,
+the archive, the harness decisions) are not rewritten by every checkpoint: they are journals,
+``checkpoints/<name>.jsonl``, to which a checkpoint appends only the entries that are new or
+changed (one ``{"k": key, "v": value}`` per line; the last line of a key wins). The checkpoint stores the journal's length in bytes and the
 sha256 of that prefix, so loading reads exactly the entries that existed when it was written, and
 a journal that does not match is detected like a corrupt checkpoint.
 
@@ -27,8 +27,15 @@ from typing import Any
 from evotrainer.errors import CheckpointError
 
 KEEP = 3
-# (path of a map inside the state) -> journal; these maps only gain keys
-JOURNALED: tuple[tuple[str, ...], ...] = (("policies",), ("validation_memo",), ("inner", "fitness"))
+# where the growing parts of the state are: maps that only gain keys, and lists that only
+# grow at the end (a list is journaled as {index: item} and its length)
+JOURNALED: tuple[tuple[str, ...], ...] = (
+    ("policies",),
+    ("validation_memo",),
+    ("inner", "fitness"),
+    ("outer", "archive"),
+    ("outer", "decisions"),
+)
 REF = "$journal"
 
 
@@ -166,8 +173,11 @@ def _split(state: dict[str, Any], ckdir: Path) -> dict[str, Any]:
         else:
             value = parent.get(where[-1])
             if isinstance(value, dict) and REF not in value:
+                parent[where[-1]] = _journal(ckdir / _journal_name(where), ckdir).append(value)
+            elif isinstance(value, list):
                 j = _journal(ckdir / _journal_name(where), ckdir)
-                parent[where[-1]] = j.append(value)
+                ref = j.append({str(i): v for i, v in enumerate(value)})
+                parent[where[-1]] = {**ref, "list": len(value)}
     return out
 
 
@@ -190,7 +200,11 @@ def _join(state: dict[str, Any], ckdir: Path) -> dict[str, Any]:
         data = path.read_bytes()[: int(ref["bytes"])] if path.exists() else b""
         if len(data) != int(ref["bytes"]) or hashlib.sha256(data).hexdigest() != ref["sha256"]:
             raise ValueError(f"journal {name} does not match the checkpoint")
-        parent[where[-1]] = _parse_journal(data, path)
+        entries = _parse_journal(data, path)
+        if "list" in ref:
+            parent[where[-1]] = [entries[str(i)] for i in range(int(ref["list"]))]
+        else:
+            parent[where[-1]] = entries
     return state
 
 
