@@ -46,3 +46,12 @@ class RunDirectoryError(EvoTrainerError):
 class TooManyErrors(EvoTrainerError):
     """Too many LLM answers failed (dead or broken model server, context overflow ...): the run
     stops instead of scoring failures as answers."""
+
+
+class CacheError(EvoTrainerError):
+    """The LLM response cache (SQLite) is corrupt, locked or unwritable. The message names the
+    file and the fix."""
+
+
+class RunFailed(EvoTrainerError):
+    """A run ended without a policy it can return (e.g. every policy broke the constitution)."""
