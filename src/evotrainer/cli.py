@@ -70,15 +70,17 @@ def _conclude(co, result, as_json: bool, report: bool) -> None:  # type: ignore[
 
             path = build_report(co.run_dir)
             if not as_json:
-                err.print(f"report: {path}")
+                err.print(f"report: {path}", markup=False)
         except ImportError:
             pass
     if as_json:
         return
+    from rich.markup import escape
+
     out.print()
     out.print(
         f"[bold]initial s_val[/] {s['initial_s_val']:.4f}  ->  "
-        f"[bold]final s_val[/] {s['final_s_val']:.4f}   ({s['validation']['source']}, "
+        f"[bold]final s_val[/] {s['final_s_val']:.4f}   ({escape(s['validation']['source'])}, "
         f"n={s['validation']['n']})"
     )
     out.print(
@@ -89,7 +91,7 @@ def _conclude(co, result, as_json: bool, report: bool) -> None:  # type: ignore[
     out.print("[bold]best prompt:[/]")
     out.print(result.best.render(), markup=False)
     if co.run_dir is not None:
-        out.print(f"[bold]run directory:[/] {co.run_dir}")
+        out.print(f"[bold]run directory:[/] {escape(str(co.run_dir))}")
 
 
 @app.command()
@@ -186,7 +188,9 @@ def generate(
     instances = gen.sample(n, difficulty, random.Random(seed))
     save_meetings(out_file, [i.payload for i in instances])
     words = sum(i.payload.word_count for i in instances) / len(instances)
-    out.print(f"wrote {n} meetings to {out_file} (L={difficulty}, mean {words:.0f} words)")
+    out.print(
+        f"wrote {n} meetings to {out_file} (L={difficulty}, mean {words:.0f} words)", markup=False
+    )
 
 
 def _policy_text(prompt: str) -> str:
@@ -350,7 +354,7 @@ def eval_(
             out_file.parent.mkdir(parents=True, exist_ok=True)
             out_file.write_text(dumps_strict(doc), encoding="utf-8")
     except OSError as exc:
-        _fail(exc)
+        _fail(DataError(f"--out {out_file}: cannot write it: {exc.strerror or exc}"))
     if n_total and n_failed == n_total:
         _fail(DataError(f"every answer failed ({n_failed} of {n_total}): the scores mean nothing"))
 
@@ -370,7 +374,13 @@ def config(
 
 
 @app.command()
-def doctor(model: ModelOpt = None, base_url: BaseUrlOpt = None) -> None:
+def doctor(
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=0.1, help="seconds to wait for a server's answer")
+    ] = 30.0,
+) -> None:
     """Check the model backend: what it is, its context size, and a measured speed."""
     from evotrainer.config import load_config
     from evotrainer.llm.base import SamplingParams
@@ -378,12 +388,16 @@ def doctor(model: ModelOpt = None, base_url: BaseUrlOpt = None) -> None:
     from evotrainer.types import Message
 
     try:
-        cfg = load_config(None, _overrides(model, base_url, None))
+        values: dict[str, object] = {**_overrides(model, base_url, None)}
+        values.update({"model.timeout_s": timeout, "model.max_retries": 0})  # fail fast, say why
+        cfg = load_config(None, None, values)
         t0 = time.perf_counter()
         backend = build_backend(cfg.model)
+        if cfg.model.spec.startswith("openai:"):
+            err.print(f"asking the server (timeout {timeout:g} s) ...", markup=False)
         load_s = time.perf_counter() - t0
         for k, v in backend.describe().items():
-            out.print(f"{k:>12}: {v}")
+            out.print(f"{k:>12}: {v}", markup=False, highlight=False)
         out.print(f"{'load':>12}: {load_s:.2f}s")
         msgs = [Message("user", "List five fruits, one per line, with one sentence on each.")]
         c = backend.complete(msgs, SamplingParams(temperature=0.0, max_tokens=96, seed=0))
@@ -396,7 +410,7 @@ def doctor(model: ModelOpt = None, base_url: BaseUrlOpt = None) -> None:
             err.print("[red]unhealthy:[/] the model returned an empty answer")
             raise typer.Exit(1)
         out.print("[green]healthy[/]")
-    except EvoTrainerError as exc:
+    except (EvoTrainerError, OSError) as exc:
         _fail(exc)
 
 

@@ -108,13 +108,15 @@ class CoEvolution:
             allow_private_data=d.allow_private_data,
             extra_patterns=tuple(d.extra_patterns),
         )
+        # real meetings for training-side signals (never the validation set)
+        pool = self._terminal_pool() if d.terminal_share > 0 or d.learned_reward else []
         self.judge = FitnessJudge(
             self.task,
             self.evaluator,
             self.constitution,
             config.inner.reflect_examples,
             terminal_share=d.terminal_share,
-            terminal_pool=self._terminal_pool() if d.terminal_share > 0 else (),
+            terminal_pool=pool if d.terminal_share > 0 else (),
             terminal_sample=d.terminal_sample,
             s_val_weights=config.outer.s_val_weights,
             seed=config.seed,
@@ -128,6 +130,7 @@ class CoEvolution:
             dict(config.outer.s_val_weights),
             config.seed,
             exclude_ids=[i.id for i in self.validation_set.instances],
+            pool=pool,
         )
         self.validator = Validator(
             self.task,
@@ -266,7 +269,8 @@ class CoEvolution:
     def _terminal_pool(self) -> list[Instance]:
         path = self.cfg.defences.terminal_data
         if path and Path(path).is_file():
-            return self.task.load(path)
+            held_out = {i.id for i in self.validation_set.instances}
+            return [i for i in self.task.load(path) if i.id not in held_out]
         self._notes.append(
             (
                 ev.WARNING,
@@ -310,6 +314,8 @@ class CoEvolution:
         return results
 
     def _archive(self, policy: PolicyGenome, harness: HarnessGenome, s_val: float) -> None:
+        if policy.id in self.judge.rejected:  # broke the constitution: never archived, returned
+            return
         self.hopt.archive.add(
             ArchiveEntry(policy, harness, s_val, self.inner.generation, self.outer_step)
         )
@@ -435,7 +441,9 @@ class CoEvolution:
         if self.learned.active:
             pop_ids = [p.id for p in self.inner.population]
             refit = self.learned.refit(
-                batch_outputs(self.evaluator, pop_ids, batch), self.validator.memo, self.outer_step
+                batch_outputs(self.evaluator, pop_ids, batch),
+                self.learned.training_rows(self.inner.population, self.outer_step),
+                self.outer_step,
             )
             self.emit(ev.DEFENCE_REFIT, outer_step=self.outer_step, **refit)
             self.inner.refit(self.fitness_of(self.inner.population, batch, self.harness))
@@ -563,6 +571,10 @@ class CoEvolution:
 
     # -- end of run ----------------------------------------------------------------------
     def _finish(self, stopped: str) -> RunResult:
+        from evotrainer.run.rundir import fail_run
+
+        if not self.inner.population:  # stopped before the first generation was scored
+            fail_run(self, stopped)  # writes summary.json, raises a clear error
         final_best = self.inner.best()
         last = None
         held_back = self.budget.reserve > 0  # calls kept for this validation (budget.reserve_final)
@@ -576,6 +588,8 @@ class CoEvolution:
                     stopped = "budget"
                     self.emit(ev.BUDGET_EXHAUSTED, message=str(exc), budget=self.budget.snapshot())
         entry = self.hopt.archive.best()
+        if entry is None and final_best.id in self.judge.rejected:
+            fail_run(self, stopped, rejected=sorted(self.judge.rejected))  # no acceptable policy
         best = entry.policy if entry else final_best
         best_s = entry.s_val if entry else float("nan")
         summary = self.summary(stopped, best, best_s, last)

@@ -8,6 +8,7 @@ validation problem into one ConfigError that names the key.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,7 +21,8 @@ DEFAULT_VAL_DATA = "../shared/data/meetings/ami-dev.jsonl"
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    # NaN and infinities are refused everywhere (a NaN weight passes every "< 0" check)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
 
 class ModelConfig(_Strict):
@@ -246,6 +248,18 @@ class DefencesConfig(_Strict):
         description="hostile synthetic meetings (injections, private data) checked at "
         "every validation; the share handled correctly is the 'robustness' metric",
     )
+
+    @field_validator("extra_patterns")
+    @classmethod
+    def _patterns_compile(cls, v: list[str]) -> list[str]:
+        for i, pattern in enumerate(v):
+            try:
+                re.compile(pattern)
+            except (re.error, RecursionError, OverflowError) as exc:
+                raise ValueError(
+                    f"[{i}] {pattern!r} is not a valid regular expression: {exc}"
+                ) from None
+        return v
 
 
 class RunConfig(_Strict):

@@ -1,11 +1,15 @@
 """The rich console observer: a progress bar over generations with best/mean fitness, last s_val,
-the harness (L and weights), LLM calls/tokens and ETA; one line per outer step and rollback."""
+the harness (L and weights), LLM calls/tokens and ETA; one line per outer step and rollback.
+
+Everything that comes from the run (model answers quoted in a verdict, file names, messages,
+policy ids) is escaped before it reaches rich, so text such as ``[/b]`` prints as it is."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from evotrainer.run import events as ev
@@ -17,6 +21,10 @@ def _num(x: float | None) -> str:
 
 def _weights(h: dict[str, Any]) -> str:
     return " ".join(f"{k[:6]}={v:.2f}" for k, v in h["weights"].items() if v > 0)
+
+
+def _e(value: Any) -> str:
+    return escape(str(value))
 
 
 class ConsoleProgress:
@@ -44,9 +52,10 @@ class ConsoleProgress:
         d = event.data
         p = self.console.print
         if event.type == ev.RUN_STARTED:
-            p(f"[bold]EvoTrainer[/] model: {d['model'].get('model')} ({d['model'].get('backend')})")
+            m = d["model"]
+            p(f"[bold]EvoTrainer[/] model: {_e(m.get('model'))} ({_e(m.get('backend'))})")
         elif event.type in (ev.VALIDATION_SET, ev.WARNING):
-            p(("[yellow]warning:[/] " if event.type == ev.WARNING else "") + d["message"])
+            p(("[yellow]warning:[/] " if event.type == ev.WARNING else "") + _e(d["message"]))
         elif event.type == ev.GENERATION:
             b = d["budget"]
             status = (
@@ -66,18 +75,26 @@ class ConsoleProgress:
                 return
             self._bar(d["total_generations"])
             assert self.progress is not None
-            self.progress.update(self.task_id, completed=d["generation"], status=status)
+            self.progress.update(self.task_id, completed=d["generation"], status=_e(status))
         elif event.type == ev.OUTER_STEP:
-            s = ", ".join(f"{x:.3f}" for x in d["s_vals"])
-            p(f"[cyan]outer step {d['outer_step']}[/]: s_val of variants [{s}] -> {d['reason']}")
+            s = ", ".join(f"{x:.3f}" if x is not None else "-" for x in d["s_vals"])
+            p(
+                f"[cyan]outer step {d['outer_step']}[/]: s_val of variants {_e(f'[{s}]')} -> "
+                f"{_e(d['reason'])}"
+            )
         elif event.type == ev.ALERT:
-            p(f"[bold red]alert ({d['kind']}):[/] {d['message']}")
+            p(f"[bold red]alert ({_e(d['kind'])}):[/] {_e(d['message'])}")
         elif event.type == ev.CONSTITUTION:
-            p(f"[red]rejected[/] policy {d['policy_id']}: {d['detail']}")
+            p(f"[red]rejected[/] policy {_e(d['policy_id'])}: {_e(d['detail'])}")
         elif event.type == ev.ROLLBACK:
-            p(f"[magenta]rollback[/] to {d['to_policy']} (s_val {d['s_val']:.3f})")
+            p(f"[magenta]rollback[/] to {_e(d['to_policy'])} (s_val {d['s_val']:.3f})")
         elif event.type == ev.BUDGET_EXHAUSTED:
-            p(f"[red]stopped:[/] {d['message']}")
+            p(f"[red]stopped:[/] {_e(d['message'])}")
+        elif event.type == ev.RUN_FAILED:
+            self.close()
+            p(f"[bold red]run failed:[/] {_e(d['message'])}")
+        elif event.type == ev.OBSERVER_DETACHED:
+            p(f"[yellow]warning:[/] observer {_e(d['observer'])} detached: {_e(d['error'])}")
         elif event.type == ev.RUN_FINISHED:
             self.close()
 

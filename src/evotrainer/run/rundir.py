@@ -26,8 +26,15 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from evotrainer.config import RunConfig, config_from_dict
-from evotrainer.errors import CheckpointError, RunDirectoryError
+from evotrainer.errors import (
+    BudgetExceeded,
+    CheckpointError,
+    EvoTrainerError,
+    RunDirectoryError,
+    RunFailed,
+)
 from evotrainer.policy.genome import PolicyGenome
+from evotrainer.run import events as ev
 from evotrainer.run.checkpoint import atomic_write, dumps_strict
 from evotrainer.run.events import JsonlLog
 from evotrainer.run.lock import LOCK_NAME, RunLock
@@ -212,3 +219,55 @@ def write_results(co: CoEvolution, summary: dict[str, Any], best: PolicyGenome) 
         atomic_write(rd / "best" / "validation.json", dumps_strict(list(v.per_instance)))
     atomic_write(rd / "archive.json", dumps_strict(co.hopt.archive.to_json()))
     atomic_write(rd / "summary.json", dumps_strict(summary))
+
+
+def fail_run(co: CoEvolution, stopped: str, rejected: list[str] | None = None) -> None:
+    """The run has no policy to return: it stopped (budget) before its first generation was
+    scored, or every policy broke the constitution (``rejected``). Write a summary that says so
+    (no best/), emit ``run_failed`` and raise a clear error."""
+    inner = co.cfg.inner
+    exc_type: type[EvoTrainerError]
+    if rejected is not None:
+        rules = sorted({str(v).split(":")[0] for pid in rejected for v in co.judge.rejected[pid]})
+        msg = (
+            f"every policy broke the constitution ({len(rejected)} rejected; rules: "
+            f"{', '.join(rules) or 'see events.jsonl'}): there is no acceptable policy to return. "
+            "Look at the constitution_violation events; defences.extra_patterns and "
+            "defences.allow_private_data set what is refused."
+        )
+        exc_type = RunFailed
+    else:
+        need = inner.population * inner.tasks_per_generation
+        cap = co.cfg.budget.max_calls
+        msg = (
+            f"the run stopped ({stopped}) before its first generation was scored, so there is no "
+            f"policy to return: the first generation alone needs {need} LLM calls "
+            f"(inner.population x inner.tasks_per_generation) plus a validation"
+            + (
+                f", more than budget.max_calls={cap} allows. Raise budget.max_calls."
+                if cap
+                else "."
+            )
+        )
+        exc_type = BudgetExceeded
+    b = co.budget.snapshot()
+    summary = {
+        "stopped": "rejected" if rejected is not None else stopped,
+        "error": msg,
+        "initial_s_val": None,
+        "final_s_val": None,
+        "best_policy": None,
+        "generations": co.inner.generation,
+        "outer_steps": co.outer_step,
+        "seed": co.cfg.seed,
+        "model": co.stack.backend.model_id,
+        "llm_calls": b["llm_calls"],
+        "prompt_tokens": b["prompt_tokens"],
+        "completion_tokens": b["completion_tokens"],
+        "runtime": {k: v for k, v in b.items() if k not in ("llm_calls",)},
+        "wall_s": round(co.elapsed(), 2),
+    }
+    if co.run_dir is not None:
+        atomic_write(co.run_dir / "summary.json", dumps_strict(summary))
+    co.emit(ev.RUN_FAILED, message=msg, summary=summary)
+    raise exc_type(msg)
