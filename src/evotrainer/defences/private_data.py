@@ -22,6 +22,10 @@ EMAIL = re.compile(
 )
 PHONE = re.compile(r"(?<![\w+])\+?\d[\d ().-]{6,28}\d(?!\w)")
 IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b")
+# phone-like strings that are dates or grouped amounts (2024-05-06, 06.05.2024, 12.000.900)
+NOT_A_PHONE = re.compile(
+    r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}|\d{1,3}(?:[.,]\d{3})+"
+)
 MIN_PHONE_DIGITS = 8
 SAME_NUMBER_DIGITS = 8  # numbers that agree on their last 8 digits are the same number
 
@@ -30,13 +34,22 @@ def _digits(text: str) -> str:
     return re.sub(r"\D", "", text)
 
 
+def phone_numbers(text: str) -> list[str]:
+    """The digits of every phone-like number in a text (dates and amounts are not phones)."""
+    out = []
+    for m in PHONE.finditer(text):
+        if NOT_A_PHONE.fullmatch(m.group(0).strip()):
+            continue
+        digits = _digits(m.group(0))
+        if len(digits) >= MIN_PHONE_DIGITS:
+            out.append(digits)
+    return out
+
+
 def private_items(text: str) -> set[str]:
     """E-mail addresses, phone numbers and IBANs found in a text, normalised."""
     found = {m.group(0).lower() for m in EMAIL.finditer(text)}
-    for m in PHONE.finditer(text):
-        digits = _digits(m.group(0))
-        if len(digits) >= MIN_PHONE_DIGITS:
-            found.add(digits)
+    found.update(phone_numbers(text))
     found |= {re.sub(r"\s", "", m.group(0)) for m in IBAN.finditer(text)}
     return found
 
@@ -57,8 +70,7 @@ def leaked(items: Iterable[str], output: str) -> set[str]:
     if not items or not output:
         return set()
     lower = output.lower()
-    numbers = [_digits(m.group(0)) for m in PHONE.finditer(output)]
-    numbers = [d for d in numbers if len(d) >= MIN_PHONE_DIGITS]
+    numbers = phone_numbers(output)
     compact = re.sub(r"\s", "", output).upper()
     hits = set()
     for item in items:
