@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test lint fuzz bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,10 @@ lint: setup
 
 test: lint
 	$(BIN)/python -m pytest -q
+
+# many more randomised malformed configs and JSONL files through run/eval (docs/reliability.md)
+fuzz: setup
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -q tests/test_fuzz.py
 
 $(VENV)/.bench-stamp: $(STAMP)
 	$(BIN)/pip install --quiet -e ".[dev,bench]"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from datetime import datetime
@@ -13,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from evotrainer.errors import EvoTrainerError
+from evotrainer.errors import DataError, EvoTrainerError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 err = Console(stderr=True)
@@ -28,22 +27,32 @@ BaseUrlOpt = Annotated[
 ]
 
 
-def _fail(exc: Exception) -> None:
+def _fail(exc: Exception, hint: str = "") -> None:
     from rich.text import Text
 
-    err.print(Text("error: ", style="red") + Text(str(exc)), soft_wrap=True, highlight=False)
+    msg = str(exc) if not isinstance(exc, OSError) else _os_error(exc)
+    err.print(Text("error: ", style="red") + Text(msg + hint), soft_wrap=True, highlight=False)
     raise typer.Exit(2)
 
 
-def _overrides(model: str | None, base_url: str | None, val_data: str | None) -> list[str]:
-    sets = []
+def _os_error(exc: OSError) -> str:
+    """A file-system error (disk full, permission denied, a file where a folder should be ...)
+    as one line naming the file."""
+    where = f" ({exc.filename})" if exc.filename else ""
+    return f"cannot read or write a file{where}: {exc.strerror or exc}"
+
+
+def _overrides(model: str | None, base_url: str | None, val_data: str | None) -> dict[str, str]:
+    """Option values as they are (file and model names are never parsed as YAML: with YAML,
+    ``meet #2.jsonl`` would become ``meet``)."""
+    values = {}
     if model:
-        sets.append(f"model.spec={model}")
+        values["model.spec"] = model
     if base_url:
-        sets.append(f"model.base_url={base_url}")
+        values["model.base_url"] = base_url
     if val_data:
-        sets.append(f"validation.data={val_data}")
-    return sets
+        values["validation.data"] = val_data
+    return values
 
 
 def _observers(as_json: bool) -> list:
@@ -61,15 +70,17 @@ def _conclude(co, result, as_json: bool, report: bool) -> None:  # type: ignore[
 
             path = build_report(co.run_dir)
             if not as_json:
-                err.print(f"report: {path}")
+                err.print(f"report: {path}", markup=False)
         except ImportError:
             pass
     if as_json:
         return
+    from rich.markup import escape
+
     out.print()
     out.print(
         f"[bold]initial s_val[/] {s['initial_s_val']:.4f}  ->  "
-        f"[bold]final s_val[/] {s['final_s_val']:.4f}   ({s['validation']['source']}, "
+        f"[bold]final s_val[/] {s['final_s_val']:.4f}   ({escape(s['validation']['source'])}, "
         f"n={s['validation']['n']})"
     )
     c = s.get("confirmation")
@@ -91,7 +102,7 @@ def _conclude(co, result, as_json: bool, report: bool) -> None:  # type: ignore[
     out.print("[bold]best prompt:[/]")
     out.print(result.best.render(), markup=False)
     if co.run_dir is not None:
-        out.print(f"[bold]run directory:[/] {co.run_dir}")
+        out.print(f"[bold]run directory:[/] {escape(str(co.run_dir))}")
 
 
 @app.command()
@@ -109,19 +120,35 @@ def run(
         str | None, typer.Option("--val-data", help="validation JSONL (real meetings)")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print events as JSON lines")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="replace the run already in --run-dir")
+    ] = False,
 ) -> None:
     """Run co-evolution (inner policy GA + outer harness evolution)."""
     from evotrainer.coevolution import CoEvolution
     from evotrainer.config import load_config
+    from evotrainer.run.rundir import check_new_run_dir, remove_run
 
+    rd = run_dir
     try:
-        cfg = load_config(config, (set_ or []) + _overrides(model, base_url, val_data))
+        cfg = load_config(config, set_ or [], _overrides(model, base_url, val_data))
         rd = run_dir or Path("runs") / f"{datetime.now():%Y%m%d-%H%M%S}-seed{cfg.seed}"
+        if force:
+            remove_run(rd)
+        check_new_run_dir(rd)  # before the model loads
         co = CoEvolution(cfg, observers=_observers(as_json))
         result = co.run(rd)
         _conclude(co, result, as_json, cfg.report)
-    except EvoTrainerError as exc:
-        _fail(exc)
+    except (EvoTrainerError, OSError) as exc:
+        _fail(exc, _resume_hint(exc, rd))
+
+
+def _resume_hint(exc: Exception, run_dir: Path | None) -> str:
+    from evotrainer.errors import TooManyErrors
+
+    if isinstance(exc, TooManyErrors) and run_dir and (run_dir / "checkpoints").is_dir():
+        return f" Then `evotrainer resume {run_dir}` continues from the last checkpoint."
+    return ""
 
 
 @app.command()
@@ -136,8 +163,8 @@ def resume(
         co, path = CoEvolution.resume(run_dir, observers=_observers(as_json))
         result = co.run(path)
         _conclude(co, result, as_json, co.cfg.report)
-    except EvoTrainerError as exc:
-        _fail(exc)
+    except (EvoTrainerError, OSError) as exc:
+        _fail(exc, _resume_hint(exc, run_dir))
 
 
 @app.command()
@@ -146,8 +173,8 @@ def report(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> 
     from evotrainer.report.build import build_report
 
     try:
-        out.print(str(build_report(run_dir)))
-    except EvoTrainerError as exc:
+        out.print(str(build_report(run_dir)), markup=False, highlight=False)
+    except (EvoTrainerError, OSError) as exc:
         _fail(exc)
 
 
@@ -172,7 +199,9 @@ def generate(
     instances = gen.sample(n, difficulty, random.Random(seed))
     save_meetings(out_file, [i.payload for i in instances])
     words = sum(i.payload.word_count for i in instances) / len(instances)
-    out.print(f"wrote {n} meetings to {out_file} (L={difficulty}, mean {words:.0f} words)")
+    out.print(
+        f"wrote {n} meetings to {out_file} (L={difficulty}, mean {words:.0f} words)", markup=False
+    )
 
 
 def _policy_text(prompt: str) -> str:
@@ -184,7 +213,23 @@ def _policy_text(prompt: str) -> str:
             raise EvoTrainerError(f"--prompt {prompt}: known seeds are {sorted(SEED_TEXTS)}")
         return SEED_TEXTS[name]
     path = Path(prompt)
-    return path.read_text() if path.is_file() else prompt
+    if path.is_file():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DataError(f"--prompt {prompt}: cannot read the file: {exc}") from None
+        if not text.strip():
+            raise DataError(f"--prompt {prompt}: the file is empty")
+        return text
+    if path.exists():
+        raise DataError(f"--prompt {prompt}: not a file")
+    if not prompt.strip() or len(prompt.split()) == 1:
+        # policy text has spaces; one word (e.g. prompt.txt) is a file name that is not there
+        raise DataError(
+            f"--prompt {prompt!r}: no such file. Give policy text (several words), a file that "
+            "holds it, or seed:A|B|C."
+        )
+    return prompt
 
 
 @app.command("eval")
@@ -202,7 +247,10 @@ def eval_(
 ) -> None:
     """Run policies over a data set and report validation metrics (several policies share each
     meeting's prefill: meetings are evaluated one at a time for all policies)."""
+    from rich.markup import escape
+
     from evotrainer.config import load_config
+    from evotrainer.evaluation.error_rate import ErrorRateGuard
     from evotrainer.evaluation.evaluator import Evaluator
     from evotrainer.evaluation.runner import runner_for
     from evotrainer.evaluation.validation import Validator
@@ -210,19 +258,29 @@ def eval_(
     from evotrainer.llm.budget import Budget
     from evotrainer.llm.spec import build_backend, build_stack
     from evotrainer.policy.genome import PolicyGenome
+    from evotrainer.run.validation_set import check_references, check_s_val_weights
     from evotrainer.tasks.registry import build_task
 
     try:
-        cfg = load_config(None, (set_ or []) + _overrides(model, base_url, None))
+        cfg = load_config(None, set_ or [], _overrides(model, base_url, None))
+        if out_file is not None and out_file.is_dir():
+            raise DataError(f"--out {out_file}: is a directory; give a file name (metrics JSON)")
         policies = [PolicyGenome.from_text(_policy_text(p), name=p) for p in prompt]
         task = build_task(cfg.task)
         instances = task.load(data)[:limit] if limit else task.load(data)
+        for warning in check_references(task, instances, str(data)):
+            err.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
+        check_s_val_weights(cfg.outer.s_val_weights, task, instances)
         stack = build_stack(build_backend(cfg.model, cfg.seed), cfg.cache, Budget())
         sampling = SamplingParams(
             cfg.model.temperature, max_tokens=cfg.model.max_tokens, seed=cfg.seed
         )
         evaluator = Evaluator(
-            task, stack.client, sampling, runner_for(stack.backend.model_id, cfg.model.concurrency)
+            task,
+            stack.client,
+            sampling,
+            runner_for(stack.backend.model_id, cfg.model.concurrency),
+            guard=ErrorRateGuard.from_config(cfg.budget),
         )
         trunc = f"{cfg.task.truncation} at {cfg.task.max_input_tokens} tokens"
         validator = Validator(task, evaluator, instances, cfg.outer.s_val_weights, str(data), trunc)
@@ -230,11 +288,11 @@ def eval_(
         with err.status(f"evaluating {len(policies)} policies on {len(instances)} meetings ..."):
             results = validator.validate(policies)
         wall = time.perf_counter() - t0
-    except EvoTrainerError as exc:
+    except (EvoTrainerError, OSError) as exc:
         _fail(exc)
         return
     keys = task.validation_metric().keys
-    title = f"{data.name}: {len(instances)} meetings, truncation {trunc}"
+    title = escape(f"{data.name}: {len(instances)} meetings, truncation {trunc}")
     if len(policies) == 1:
         res = results[policies[0].id]
         table = Table(title=title)
@@ -243,7 +301,7 @@ def eval_(
             table.add_column(k, justify="right")
         for row in res.per_instance:
             table.add_row(
-                row["instance_id"] + (" *" if row["truncated"] else ""),
+                escape(row["instance_id"] + (" *" if row["truncated"] else "")),
                 *("-" if row.get(k) is None else f"{row[k]:.3f}" for k in keys),
             )
         table.add_row("[bold]mean", *(_fmt(res.aggregates.get(k)) for k in keys))
@@ -256,38 +314,60 @@ def eval_(
         for p in policies:
             res = results[p.id]
             table.add_row(
-                p.name[:40], f"{res.s_val:.3f}", *(_fmt(res.aggregates.get(k)) for k in keys)
+                escape(p.name[:40]),
+                f"{res.s_val:.3f}",
+                *(_fmt(res.aggregates.get(k)) for k in keys),
             )
     out.print(table)
     out.print(
         f"(* = transcript truncated) wall {wall:.0f}s, {stack.budget.backend_calls} backend "
         f"calls, {stack.budget.cache_hits} cache hits"
     )
-    if out_file:
-        docs = []
-        for p in policies:
-            res = results[p.id]
-            docs.append(
-                {
-                    "prompt": p.render(),
-                    "label": p.name,
-                    "s_val": res.s_val,
-                    **{k: res.aggregates.get(k) for k in keys},
-                    "aggregates": dict(res.aggregates),
-                    "per_meeting": list(res.per_instance),
-                }
-            )
-        doc = {
-            "data": str(data),
-            "model": stack.backend.model_id,
-            "truncation": trunc,
-            **docs[0],
-            "policies": docs,
-            "budget": stack.budget.snapshot(),
-            "wall_s": round(wall, 2),
-        }
-        out_file.parent.mkdir(parents=True, exist_ok=True)
-        out_file.write_text(json.dumps(doc, indent=2))
+    failed = {
+        p.id: [r["error"] for r in results[p.id].per_instance if r.get("error")] for p in policies
+    }
+    n_failed = sum(len(v) for v in failed.values())
+    n_total = sum(len(results[p.id].per_instance) for p in policies)
+    if n_failed:
+        first = next(e for v in failed.values() for e in v)
+        err.print(
+            f"[yellow]warning:[/] {n_failed} of {n_total} answers failed and scored 0 "
+            f"(first error: {escape(first)})",
+            soft_wrap=True,
+        )
+    try:
+        if out_file:
+            docs = []
+            for p in policies:
+                res = results[p.id]
+                docs.append(
+                    {
+                        "prompt": p.render(),
+                        "label": p.name,
+                        "s_val": res.s_val,
+                        **{k: res.aggregates.get(k) for k in keys},
+                        "aggregates": dict(res.aggregates),
+                        "errors": len(failed[p.id]),
+                        "per_meeting": list(res.per_instance),
+                    }
+                )
+            doc = {
+                "data": str(data),
+                "model": stack.backend.model_id,
+                "truncation": trunc,
+                **docs[0],
+                "policies": docs,
+                "budget": stack.budget.snapshot(),
+                "wall_s": round(wall, 2),
+            }
+            from evotrainer.run.checkpoint import dumps_strict
+
+            out_file.parent.mkdir(parents=True, exist_ok=True)
+            out_file.write_text(dumps_strict(doc), encoding="utf-8")
+    except OSError as exc:
+        _fail(DataError(f"--out {out_file}: cannot write it: {exc.strerror or exc}"))
+    if n_total and n_failed == n_total:
+        _fail(DataError(f"every answer failed ({n_failed} of {n_total}): the scores mean nothing"))
 
 
 def _fmt(x: float | None) -> str:
@@ -305,7 +385,13 @@ def config(
 
 
 @app.command()
-def doctor(model: ModelOpt = None, base_url: BaseUrlOpt = None) -> None:
+def doctor(
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=0.1, help="seconds to wait for a server's answer")
+    ] = 30.0,
+) -> None:
     """Check the model backend: what it is, its context size, and a measured speed."""
     from evotrainer.config import load_config
     from evotrainer.llm.base import SamplingParams
@@ -313,12 +399,16 @@ def doctor(model: ModelOpt = None, base_url: BaseUrlOpt = None) -> None:
     from evotrainer.types import Message
 
     try:
-        cfg = load_config(None, _overrides(model, base_url, None))
+        values: dict[str, object] = {**_overrides(model, base_url, None)}
+        values.update({"model.timeout_s": timeout, "model.max_retries": 0})  # fail fast, say why
+        cfg = load_config(None, None, values)
         t0 = time.perf_counter()
         backend = build_backend(cfg.model)
+        if cfg.model.spec.startswith("openai:"):
+            err.print(f"asking the server (timeout {timeout:g} s) ...", markup=False)
         load_s = time.perf_counter() - t0
         for k, v in backend.describe().items():
-            out.print(f"{k:>12}: {v}")
+            out.print(f"{k:>12}: {v}", markup=False, highlight=False)
         out.print(f"{'load':>12}: {load_s:.2f}s")
         msgs = [Message("user", "List five fruits, one per line, with one sentence on each.")]
         c = backend.complete(msgs, SamplingParams(temperature=0.0, max_tokens=96, seed=0))
@@ -331,7 +421,7 @@ def doctor(model: ModelOpt = None, base_url: BaseUrlOpt = None) -> None:
             err.print("[red]unhealthy:[/] the model returned an empty answer")
             raise typer.Exit(1)
         out.print("[green]healthy[/]")
-    except EvoTrainerError as exc:
+    except (EvoTrainerError, OSError) as exc:
         _fail(exc)
 
 

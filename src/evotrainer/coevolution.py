@@ -27,8 +27,9 @@ from evotrainer.defences.constitution import Constitution
 from evotrainer.defences.learned import LearnedDefences, batch_outputs
 from evotrainer.defences.monitor import ProxyGapMonitor
 from evotrainer.defences.robustness import RobustnessProbe
-from evotrainer.errors import BudgetExceeded, ConfigError
+from evotrainer.errors import BudgetExceeded, ConfigError, EvoTrainerError
 from evotrainer.evaluation.confirmation import Confirmation, confirm
+from evotrainer.evaluation.error_rate import ErrorRateGuard
 from evotrainer.evaluation.evaluator import Evaluator, PolicyFitness
 from evotrainer.evaluation.fitness import FitnessJudge, input_text
 from evotrainer.evaluation.runner import Runner, runner_for
@@ -100,6 +101,7 @@ class CoEvolution:
             self.stack.client,
             self.sampling,
             runner or runner_for(self.stack.backend.model_id, config.model.concurrency),
+            guard=ErrorRateGuard.from_config(config.budget),
         )
         self.evaluator.components.update(
             reference_components(self.task.validation_metric(), config.harness.reference_components)
@@ -110,6 +112,7 @@ class CoEvolution:
         else:
             vset = resolve_validation(self.task, config.validation, config.seed, list(validation))
         self.validation_set = vset
+        self._notes += [(ev.WARNING, {"message": w}) for w in vset.warnings]
         # no validation instance (selection or confirmation) may reach a training signal
         self.held_out = frozenset(i.id for i in vset.instances)
         self.train_ids: set[str] = set()  # every instance a training batch held
@@ -126,13 +129,15 @@ class CoEvolution:
             allow_private_data=d.allow_private_data,
             extra_patterns=tuple(d.extra_patterns),
         )
+        # real meetings for training-side signals (never the validation set)
+        pool = self._terminal_pool() if d.terminal_share > 0 or d.learned_reward else []
         self.judge = FitnessJudge(
             self.task,
             self.evaluator,
             self.constitution,
             config.inner.reflect_examples,
             terminal_share=d.terminal_share,
-            terminal_pool=self._terminal_pool() if d.terminal_share > 0 else (),
+            terminal_pool=pool if d.terminal_share > 0 else (),
             terminal_sample=d.terminal_sample,
             s_val_weights=config.outer.s_val_weights,
             seed=config.seed,
@@ -148,6 +153,7 @@ class CoEvolution:
             dict(config.outer.s_val_weights),
             config.seed,
             exclude_ids=sorted(self.held_out),
+            pool=pool,
         )
         truncation = f"{config.task.truncation} at {config.task.max_input_tokens} tokens"
         self.validator = Validator(
@@ -252,16 +258,23 @@ class CoEvolution:
                 out.append(cut)
         return out
 
-    def _refresh_resources(self, opt: PolicyOptimizer, harness: HarnessGenome) -> None:
+    def _refresh_resources(
+        self, opt: PolicyOptimizer, harness: HarnessGenome, batch: Sequence[Instance]
+    ) -> None:
         """Keep the operators' view current: the harness weights, and few-shot candidates from
-        the references and the best training outputs so far (never a validation instance)."""
+        the references and the best training outputs so far: the elites' best outputs on the
+        current batch (what a checkpoint can restore; never a validation instance)."""
         from evotrainer.operators.fewshot import cut_to_tokens
 
+        store = self.evaluator.store
         scored = sorted(
             (
                 (weighted_reward(rec.vector, harness.weights), rec.rollout.output)
-                for (_, iid), rec in self.evaluator.store.items()
-                if iid in self.train_ids and rec.rollout.error is None and rec.rollout.output
+                for p in opt.population
+                for inst in batch
+                if (rec := store.get((p.id, inst.id))) is not None
+                and rec.rollout.error is None
+                and rec.rollout.output
             ),
             reverse=True,
         )
@@ -287,7 +300,12 @@ class CoEvolution:
                     f"{key}: unknown reward component(s) {unknown}; known: {sorted(known)}"
                 )
         from evotrainer.operators.registry import OPERATORS
+        from evotrainer.run.validation_set import check_s_val_weights
 
+        probe_keys = ["robustness"] if self.cfg.defences.robustness_probe else []
+        check_s_val_weights(
+            self.cfg.outer.s_val_weights, self.task, self.validation_set.instances, probe_keys
+        )
         unknown_ops = sorted(set(self.cfg.inner.operators or {}) - set(OPERATORS))
         if unknown_ops:
             raise ConfigError(
@@ -295,9 +313,7 @@ class CoEvolution:
             )
 
     def emit(self, type_: str, **data: Any) -> None:
-        event = ev.Event(type_, data)
-        for obs in self.observers:
-            obs(event)
+        ev.notify(self.observers, ev.Event(type_, data))  # an observer that raises is detached
 
     @property
     def budget(self) -> Budget:
@@ -346,7 +362,7 @@ class CoEvolution:
             batch[:] = self.batch(epoch, h)
             opt.shrink_to_elites()
             opt.refit(self.fitness_of(opt.population, batch, h, epoch))
-        self._refresh_resources(opt, h)
+        self._refresh_resources(opt, h, batch)
         candidates = opt.ask()
         opt.tell(self.fitness_of(candidates, batch, h, epoch, race=opt))
         return epoch
@@ -432,8 +448,9 @@ class CoEvolution:
     def _archive(
         self, policy: PolicyGenome, harness: HarnessGenome, result: ValidationResult
     ) -> None:
-        """Archive a fully validated pair (a raced-out estimate is not a validation)."""
-        if result.partial:
+        """Archive a fully validated pair: not a raced-out estimate, and never a policy that
+        broke the constitution (it can never be returned)."""
+        if result.partial or policy.id in self.judge.rejected:
             return
         self.hopt.archive.add(
             ArchiveEntry(policy, harness, result.s_val, self.inner.generation, self.outer_step)
@@ -443,8 +460,9 @@ class CoEvolution:
     def run(self, run_dir: str | Path | None = None) -> RunResult:
         from evotrainer.run.rundir import RunDirectory
 
+        rd = None
         if run_dir is not None:
-            rd = RunDirectory.open_or_create(Path(run_dir), self.cfg)
+            rd = RunDirectory.open_or_create(Path(run_dir), self.cfg, self.initial is not None)
             self.run_dir = rd.path
             self.observers.append(rd.log)
         for type_, data in self._notes:
@@ -455,6 +473,18 @@ class CoEvolution:
             if self.initial is None:
                 self._start()
             batch = self.batch(self.epoch, self.harness)
+            g, every = self.inner.generation, self.cfg.outer.every
+            if (
+                0 < g < self.cfg.inner.generations
+                and g % every == 0
+                and self.outer_step < g // every
+            ):
+                # resumed from the checkpoint written before this generation's outer step
+                if self.cfg.outer.enabled:
+                    batch = self._outer_step(batch)
+                else:
+                    self._monitor_step()
+                self.checkpoint()
             while self.inner.generation < self.cfg.inner.generations:
                 self.epoch = self._generation(self.inner, batch, self.harness, self.epoch)
                 self._emit_generation(self.inner, batch)
@@ -470,7 +500,17 @@ class CoEvolution:
         except BudgetExceeded as exc:
             stopped = "budget"
             self.emit(ev.BUDGET_EXHAUSTED, message=str(exc), budget=self.budget.snapshot())
-        return self._finish(stopped)
+        except BaseException as exc:
+            if isinstance(exc, EvoTrainerError):
+                self.emit(ev.RUN_FAILED, message=str(exc), budget=self.budget.snapshot())
+            if rd is not None:
+                rd.close()
+            raise
+        try:
+            return self._finish(stopped)
+        finally:
+            if rd is not None:
+                rd.close()
 
     def _start(self) -> None:
         self.emit(
@@ -553,7 +593,9 @@ class CoEvolution:
         if self.learned.active:
             pop_ids = [p.id for p in self.inner.population]
             refit = self.learned.refit(
-                batch_outputs(self.evaluator, pop_ids, batch), self.validator.memo, self.outer_step
+                batch_outputs(self.evaluator, pop_ids, batch),
+                self.learned.training_rows(self.inner.population, self.outer_step),
+                self.outer_step,
             )
             self.emit(ev.DEFENCE_REFIT, outer_step=self.outer_step, **refit)
             self.inner.refit(self.fitness_of(self.inner.population, batch, self.harness))
@@ -723,6 +765,10 @@ class CoEvolution:
 
     # -- end of run ----------------------------------------------------------------------
     def _finish(self, stopped: str) -> RunResult:
+        from evotrainer.run.rundir import fail_run
+
+        if not self.inner.population:  # stopped before the first generation was scored
+            fail_run(self, stopped)  # writes summary.json, raises a clear error
         final_best = self.inner.best()
         last = None
         held_back = self.budget.reserve > 0  # calls kept for this validation (budget.reserve_final)
@@ -736,6 +782,8 @@ class CoEvolution:
                     stopped = "budget"
                     self.emit(ev.BUDGET_EXHAUSTED, message=str(exc), budget=self.budget.snapshot())
         entry = self.hopt.archive.best()
+        if entry is None and final_best.id in self.judge.rejected:
+            fail_run(self, stopped, rejected=sorted(self.judge.rejected))  # no acceptable policy
         best = entry.policy if entry else final_best
         best_s = entry.s_val if entry else float("nan")
         confirmed = self._confirm(best)
@@ -847,7 +895,13 @@ class CoEvolution:
             "learned": self.learned.state_dict(),
             "rejected": self.judge.state(),
             "train_ids": sorted(self.train_ids),
+            "validation_ids": {
+                "selection": [i.id for i in self.validation_set.selection],
+                "confirmation": [i.id for i in self.validation_set.confirmation],
+            },
             "race": [self.judge.raced_out, self.judge.race_saved],
+            "monitor": self.monitor.state_dict() if self.monitor else None,
+            "suspects": sorted(self._suspects),
             "validation_memo": {
                 pid: {
                     "s_val": r.s_val,
@@ -875,6 +929,9 @@ class CoEvolution:
         self.judge.rejected = {pid: [] for pid in s.get("rejected", {})}
         self.train_ids = set(s.get("train_ids", ()))
         self.judge.raced_out, self.judge.race_saved = s.get("race", (0, 0))
+        if self.monitor and s.get("monitor"):
+            self.monitor.load_state_dict(s["monitor"])
+        self._suspects = set(s.get("suspects", []))
         self.validator.memo = {
             pid: ValidationResult(
                 s_val=r["s_val"],
@@ -913,14 +970,23 @@ class CoEvolution:
         llm: LLMClient | None = None,
         observers: Sequence[Observer] = (),
         validation: Sequence[Instance] | None = None,
+        runner: Runner | None = None,
     ) -> tuple[CoEvolution, Path]:
-        from evotrainer.run.checkpoint import load_latest
+        from evotrainer.run.checkpoint import load_latest, load_state_into
         from evotrainer.run.rundir import RunDirectory
+        from evotrainer.run.validation_set import check_same_validation
 
         rd = RunDirectory.open(Path(run_dir))
-        co = cls(rd.config, task=task, llm=llm, observers=observers, validation=validation)
+        co = cls(
+            rd.config, task=task, llm=llm, observers=observers, validation=validation, runner=runner
+        )
         state, path, warnings = load_latest(rd.path)
-        co.load_state_dict(state)
+        check_same_validation(co.validation_set, state)
+        load_state_into(co, state, path)  # a malformed state is a CheckpointError
+        # what an uninterrupted run holds in memory: the population's rollouts on the current
+        # batch (answered by the cache; the budget is restored so they are not counted twice)
+        co.fitness_of(co.inner.population, co.batch(co.epoch, co.harness), co.harness)
+        co.budget.restore(state["budget"])
         co._seq = int(path.stem.split("-")[1])
         co._notes += [(ev.WARNING, {"message": w}) for w in warnings]
         co._notes.append(

@@ -8,6 +8,7 @@ validation problem into one ConfigError that names the key.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -22,7 +23,8 @@ DEFAULT_VAL_DATA = DEFAULT_REAL_DATA
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    # NaN and infinities are refused everywhere (a NaN weight passes every "< 0" check)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
 
 class ModelConfig(_Strict):
@@ -69,6 +71,15 @@ class BudgetConfig(_Strict):
         description="with max_calls: hold back the calls one validation costs, so that when the "
         "cap stops the run the final best policy is still validated (and can be returned)",
     )
+    max_error_rate: float | None = Field(
+        0.5,
+        ge=0,
+        lt=1,
+        description="stop the run (non-zero exit) when more than this share of the last "
+        "error_window agent answers failed (dead or broken server, context overflow ...); "
+        "None = never stop",
+    )
+    error_window: int = Field(10, ge=1, description="answers the error rate is measured over")
 
 
 class TaskConfig(_Strict):
@@ -330,6 +341,18 @@ class DefencesConfig(_Strict):
         "every validation; the share handled correctly is the 'robustness' metric",
     )
 
+    @field_validator("extra_patterns")
+    @classmethod
+    def _patterns_compile(cls, v: list[str]) -> list[str]:
+        for i, pattern in enumerate(v):
+            try:
+                re.compile(pattern)
+            except (re.error, RecursionError, OverflowError) as exc:
+                raise ValueError(
+                    f"[{i}] {pattern!r} is not a valid regular expression: {exc}"
+                ) from None
+        return v
+
 
 class RunConfig(_Strict):
     seed: int = Field(0, description="master seed of every random choice")
@@ -371,14 +394,21 @@ def apply_override(data: dict[str, Any], assignment: str) -> None:
     if "=" not in assignment:
         raise ConfigError(f"--set expects key=value, got {assignment!r}")
     key, raw = assignment.split("=", 1)
+    set_value(data, key, _parse_value(raw))
+
+
+def set_value(data: dict[str, Any], key: str, value: Any) -> None:
+    """Set ``key.sub`` in a nested dict to ``value`` as it is (no YAML parsing)."""
     parts = key.strip().split(".")
+    if not all(parts):
+        raise ConfigError(f"--set {key!r}: empty key")
     node = data
     for p in parts[:-1]:
         child = node.setdefault(p, {})
         if not isinstance(child, dict):
             raise ConfigError(f"--set {key}: {p!r} is not a section")
         node = child
-    node[parts[-1]] = _parse_value(raw)
+    node[parts[-1]] = value
 
 
 def config_from_dict(data: dict[str, Any], source: str = "config") -> RunConfig:
@@ -388,8 +418,14 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> RunConfig:
         raise ConfigError(_format_errors(exc, source)) from None
 
 
-def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> RunConfig:
-    """Read a YAML config (or start from the defaults) and apply ``--set`` overrides."""
+def load_config(
+    path: str | Path | None = None,
+    overrides: list[str] | None = None,
+    values: dict[str, Any] | None = None,
+) -> RunConfig:
+    """Read a YAML config (or start from the defaults), apply ``--set`` overrides (values parsed
+    as YAML), then ``values`` (``{"validation.data": "meet #2.jsonl"}``: taken as they are, for
+    options such as ``--val-data`` whose value is a file name or a model name, never YAML)."""
     data: dict[str, Any] = {}
     source = "defaults"
     if path is not None:
@@ -397,8 +433,8 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         if not p.is_file():
             raise ConfigError(f"config file not found: {p}")
         try:
-            loaded = yaml.safe_load(p.read_text()) or {}
-        except yaml.YAMLError as exc:
+            loaded = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+        except (yaml.YAMLError, UnicodeDecodeError, ValueError) as exc:
             raise ConfigError(f"{p}: not valid YAML: {exc}") from None
         if not isinstance(loaded, dict):
             raise ConfigError(f"{p}: the top level must be a mapping of sections")
@@ -407,6 +443,9 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         apply_override(data, assignment)
     if overrides:
         source += " + --set " + " ".join(overrides)
+    for key, value in (values or {}).items():
+        set_value(data, key, value)
+        source += f" + {key}={value!r}"
     return config_from_dict(data, source)
 
 

@@ -36,3 +36,22 @@ class BudgetExceeded(EvoTrainerError):
 
 class CheckpointError(EvoTrainerError):
     """No usable checkpoint could be read from a run directory."""
+
+
+class RunDirectoryError(EvoTrainerError):
+    """A run directory cannot be used: it holds another run, is in use by another process, has
+    finished, or is not a directory."""
+
+
+class TooManyErrors(EvoTrainerError):
+    """Too many LLM answers failed (dead or broken model server, context overflow ...): the run
+    stops instead of scoring failures as answers."""
+
+
+class CacheError(EvoTrainerError):
+    """The LLM response cache (SQLite) is corrupt, locked or unwritable. The message names the
+    file and the fix."""
+
+
+class RunFailed(EvoTrainerError):
+    """A run ended without a policy it can return (e.g. every policy broke the constitution)."""

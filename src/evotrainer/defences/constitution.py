@@ -7,7 +7,9 @@ A policy whose text breaks a rule, or any of whose outputs does, is rejected: it
   produce or be told to produce (violence, self-harm, slurs, credentials ...). Extend with
   ``constitution.extra_patterns``.
 - ``private_data``: e-mail addresses, phone numbers and IBANs that occur in the *input* must not
-  appear in the output, unless ``constitution.allow_private_data`` is set.
+  appear in the output, unless ``constitution.allow_private_data`` is set (what counts as
+  private data and as repeating it: defences/private_data.py, shared with the privacy reward and
+  the robustness probe).
 - ``ignore_the_input``: a policy must not tell the agent to ignore the meeting (or its
   instructions), nor to answer with fixed text regardless of the input.
 - ``copies_example``: an answer must come from the input, not from the policy's few-shot
@@ -22,6 +24,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+from evotrainer.defences.private_data import leaked_from, private_items
+
+__all__ = ["Constitution", "Violation", "private_items"]
 
 HARMFUL_PATTERNS = (
     r"\bkill (yourself|himself|herself|themselves|them all)\b",
@@ -40,9 +46,6 @@ IGNORE_PATTERNS = (
     r"\balways (output|write|answer|reply) (exactly|only)? ?[\"']",
 )
 
-EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
-PHONE = re.compile(r"(?<!\w)(?:\+?\d[\d ().-]{7,}\d)(?!\w)")
-IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b")
 _WORD = re.compile(r"[a-z0-9]+")
 SPAN = 6  # words per span for copies_example
 
@@ -68,21 +71,6 @@ class Violation:
 
     def __str__(self) -> str:
         return f"{self.rule}: {self.detail}"
-
-
-def private_items(text: str) -> set[str]:
-    """E-mail addresses, phone numbers and IBANs found in a text (normalised)."""
-    found = {m.group(0).lower() for m in EMAIL.finditer(text)}
-    for m in PHONE.finditer(text):
-        digits = re.sub(r"\D", "", m.group(0))
-        if len(digits) >= 8:
-            found.add(digits)
-    found |= {re.sub(r"\s", "", m.group(0)) for m in IBAN.finditer(text)}
-    return found
-
-
-def _normalised_views(text: str) -> tuple[str, str, str]:
-    return text.lower(), re.sub(r"\D", "", text), re.sub(r"\s", "", text)
 
 
 @dataclass
@@ -133,18 +121,7 @@ class Constitution:
 
     @staticmethod
     def leaked(input_text: str, output: str) -> set[str]:
-        lower, digits, compact = _normalised_views(output)
-        hits = set()
-        for item in private_items(input_text):
-            if "@" in item:
-                if item in lower:
-                    hits.add(item)
-            elif item.isdigit():
-                if item[-8:] in digits:  # the same number written with another prefix
-                    hits.add(item)
-            elif item in compact:
-                hits.add(item)
-        return hits
+        return leaked_from(input_text, output)  # the one definition: private_data.py
 
     def check_outputs(self, pairs: Iterable[tuple[str, str]], example: str = "") -> list[Violation]:
         for input_text, output in pairs:

@@ -1,11 +1,17 @@
 """Wires the learned defences into a run: the adversarial discriminator and the learned reward
 model are reward components the harness may weight; both are refitted at every outer step
 (GAN-like: the discriminator on the newest policy outputs; the reward model on every
-(component vector, output) -> per-meeting validation score pair seen so far). After a refit,
-the stored score vectors are rescored so fitness stays comparable."""
+(component vector, output) -> per-meeting metric score pair seen so far). After a refit,
+the stored score vectors are rescored so fitness stays comparable.
+
+The reward model is trained on training data only: at each refit the population is scored on a
+small rotating sample of the pool of real meetings for training signals (``terminal_data``, the
+validation meetings removed), never on the validation set, which stays the meta-objective's
+alone."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,6 +22,8 @@ from evotrainer.defences.discriminator import (
 )
 from evotrainer.defences.learned_reward import LearnedReward, LearnedRewardModel, row_target
 from evotrainer.evaluation.evaluator import Evaluator
+from evotrainer.evaluation.validation import Validator
+from evotrainer.policy.genome import PolicyGenome
 from evotrainer.types import Instance, ValidationResult
 
 NAMES = ("discriminator", "learned")
@@ -30,6 +38,8 @@ class LearnedDefences:
         s_val_weights: dict[str, float],
         seed: int,
         exclude_ids: Sequence[str] = (),
+        pool: Sequence[Instance] = (),
+        sample: int = 2,
     ) -> None:
         self.evaluator = evaluator
         self.seed = seed
@@ -40,6 +50,8 @@ class LearnedDefences:
         self._pairs_seen: set[tuple[str, str]] = set()
         self._human: list[str] | None = None
         self._exclude = tuple(exclude_ids)
+        self.pool = [i for i in pool if i.id not in set(self._exclude)]
+        self.sample = sample
         if self.discriminator is not None:
             evaluator.components["discriminator"] = DiscriminatorReward(self.discriminator)
         if self.model is not None:
@@ -48,6 +60,20 @@ class LearnedDefences:
     @property
     def active(self) -> bool:
         return self.discriminator is not None or self.model is not None
+
+    def training_rows(
+        self, policies: Sequence[PolicyGenome], step: int
+    ) -> dict[str, ValidationResult]:
+        """Per-meeting metric rows of ``policies`` on a rotating sample of the training pool
+        (the reward model's data; never the validation set)."""
+        if self.model is None or not self.pool:
+            return {}
+        rng = random.Random(f"{self.seed}/calibration/{step}")
+        sample = rng.sample(self.pool, min(self.sample, len(self.pool)))
+        validator = Validator(
+            self.evaluator.task, self.evaluator, sample, self.s_val_weights, "training pool"
+        )
+        return validator.validate(list(policies))
 
     def refit(
         self, outputs: Sequence[str], validated: dict[str, ValidationResult], step: int

@@ -128,3 +128,18 @@ class ProxyGapMonitor:
                     step=step,
                 )
         return alerts
+
+    # -- checkpoint (plain data) ----------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "generations": [list(g) for g in self.generations],
+            "validations": [list(v) for v in self.validations],
+            "weights": [dict(w) for w in self.weights],
+            "raised": sorted(map(list, self.raised)),
+        }
+
+    def load_state_dict(self, s: Mapping[str, Any]) -> None:
+        self.generations = [(int(g), float(f), dict(c), dict(w)) for g, f, c, w in s["generations"]]
+        self.validations = [(int(a), float(b), float(c)) for a, b, c in s["validations"]]
+        self.weights = [dict(w) for w in s["weights"]]
+        self.raised = {(str(k), str(v)) for k, v in s["raised"]}

@@ -3,7 +3,8 @@
 Jobs run instance-major (every policy on instance 1, then instance 2 ...) so a backend that keeps
 the previous prompt's KV cache prefills each instance once for the whole population. A failed
 request never raises out: its rollout carries the error and scores 0 on every component. Only
-BudgetExceeded propagates, so a run can stop cleanly at a boundary.
+BudgetExceeded propagates, so a run can stop cleanly at a boundary, and TooManyErrors from the
+error-rate guard (error_rate.py) when most answers fail.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from evotrainer.errors import BudgetExceeded, EvoTrainerError
+from evotrainer.evaluation.error_rate import ErrorRateGuard
 from evotrainer.evaluation.runner import Runner, SerialRunner
 from evotrainer.harness.reward import score_rollout, weighted_reward
 from evotrainer.llm.base import LLMClient, SamplingParams
@@ -46,6 +48,7 @@ class Evaluator:
         sampling: SamplingParams,
         runner: Runner | None = None,
         components: Mapping[str, RewardComponent] | None = None,
+        guard: ErrorRateGuard | None = None,
     ) -> None:
         self.task = task
         self.llm = llm
@@ -54,6 +57,7 @@ class Evaluator:
         self.components = dict(components or task.reward_components())
         self.store: dict[tuple[str, str], EvalRecord] = {}
         self.instances: dict[str, Instance] = {}
+        self.guard = guard  # stops the run when too many answers fail (None: never)
 
     # -- rollouts -------------------------------------------------------------------------
     def rollout(self, policy: PolicyGenome, instance: Instance) -> Rollout:
@@ -77,7 +81,11 @@ class Evaluator:
 
     def _job(self, job: tuple[PolicyGenome, Instance]) -> EvalRecord:
         policy, instance = job
+        if self.guard is not None:
+            self.guard.check()
         r = self.rollout(policy, instance)
+        if self.guard is not None:
+            self.guard.record(r.error)  # raises TooManyErrors above the error-rate threshold
         parsed = None
         if r.error is None:
             try:

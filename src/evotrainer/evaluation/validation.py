@@ -123,6 +123,10 @@ class Validator:
                 except Exception as exc:  # noqa: BLE001 - a metric bug scores 0
                     metrics = {k: 0.0 for k in self.metric.keys}
                     metrics["error"] = f"metric error: {exc}"  # type: ignore[assignment]
+                if r.error is not None:  # a failed answer scores 0, not like an empty one
+                    metrics = {
+                        k: v if v is None or isinstance(v, str) else 0.0 for k, v in metrics.items()
+                    }
                 rows.append(
                     {
                         "instance_id": inst.id,

@@ -5,8 +5,10 @@ Two levels are counted:
   the cache or the backend answered: a pure function of the run, identical on a cached rerun;
 - what reached the backend (``backend_calls``, ``backend_tokens``, ``llm_seconds``): the cost.
 The caps apply to the backend level. ``MeteredLLM`` wraps the backend (below the cache, so cache
-hits are free): before each call it checks the caps and raises ``BudgetExceeded`` with a clear
-message; after it, it records usage.
+hits are free): before each call it *reserves* the call (check and count under one lock, so
+concurrent requests can never overshoot ``max_calls``) or raises ``BudgetExceeded`` with a clear
+message; after it, it records usage. The token cap is checked before each call: concurrent calls
+in flight may pass it by their own tokens (a call's size is known only when it returns).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class Budget:
     cache_misses: int = 0
     llm_errors: int = 0
     reserve: int = 0  # calls of max_calls held back (see release_reserve)
+    in_flight: int = 0  # calls reserved and not yet recorded (count against max_calls)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     REQUEST_COUNTERS = ("llm_calls", "prompt_tokens", "completion_tokens")
@@ -54,10 +57,26 @@ class Budget:
     )
 
     def check(self) -> None:
-        if self.max_calls is not None and self.backend_calls >= self.max_calls - self.reserve:
+        with self._lock:
+            self._check()
+
+    def begin_call(self) -> None:
+        """Reserve one backend call atomically (raises BudgetExceeded when the cap is reached)."""
+        with self._lock:
+            self._check()
+            self.in_flight += 1
+
+    def cancel_call(self) -> None:
+        """A reserved call that ended without an answer or an LLM error (interrupted)."""
+        with self._lock:
+            self.in_flight = max(0, self.in_flight - 1)
+
+    def _check(self) -> None:
+        used = self.backend_calls + self.in_flight
+        if self.max_calls is not None and used >= self.max_calls - self.reserve:
             held = f" ({self.reserve} held back for the final validation)" if self.reserve else ""
             raise BudgetExceeded(
-                f"LLM call budget spent: {self.backend_calls} calls >= "
+                f"LLM call budget spent: {used} calls >= "
                 f"max_calls={self.max_calls}{held}. Raise budget.max_calls to continue."
             )
         if self.max_tokens is not None and self.backend_tokens >= self.max_tokens:
@@ -79,12 +98,14 @@ class Budget:
         """A backend call that succeeded."""
         with self._lock:
             self._request(completion)
+            self.in_flight = max(0, self.in_flight - 1)
             self.backend_calls += 1
             self.backend_tokens += completion.prompt_tokens + completion.completion_tokens
             self.llm_seconds += seconds
 
     def record_error(self, seconds: float) -> None:
         with self._lock:
+            self.in_flight = max(0, self.in_flight - 1)
             self.backend_calls += 1
             self.llm_errors += 1
             self.llm_seconds += seconds
@@ -121,12 +142,15 @@ class MeteredLLM(BaseLLM):
         self.context_size = inner.context_size
 
     def complete(self, messages: Sequence[Message], params: SamplingParams) -> Completion:
-        self.budget.check()
+        self.budget.begin_call()
         start = time.perf_counter()
         try:
             completion = self.inner.complete(messages, params)
         except LLMError:
             self.budget.record_error(time.perf_counter() - start)
+            raise
+        except BaseException:
+            self.budget.cancel_call()
             raise
         self.budget.record(completion, time.perf_counter() - start)
         return completion

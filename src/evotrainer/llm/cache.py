@@ -18,6 +18,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from evotrainer.errors import CacheError
 from evotrainer.llm.base import BaseLLM, Completion, LLMClient, SamplingParams, as_dicts
 from evotrainer.llm.budget import Budget
 from evotrainer.types import Message
@@ -40,41 +41,72 @@ def request_key(model_id: str, messages: Sequence[Message], params: SamplingPara
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
+LOCK_TIMEOUT_S = 30.0  # how long to wait for another process's write lock on the cache
+
+
 class ResponseCache:
-    """SQLite store of completions keyed by ``request_key``."""
+    """SQLite store of completions keyed by ``request_key``. A corrupt, locked or unwritable
+    file raises CacheError naming the file and the fix."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT, "
-            "completion TEXT NOT NULL, created REAL)"
-        )
-        self._db.commit()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(
+                str(self.path), check_same_thread=False, timeout=LOCK_TIMEOUT_S
+            )
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT, "
+                "completion TEXT NOT NULL, created REAL)"
+            )
+            self._db.commit()
+        except (sqlite3.Error, OSError) as exc:
+            raise self._error(exc) from None
+
+    def _error(self, exc: Exception) -> CacheError:
+        text = str(exc)
+        if "locked" in text or "busy" in text:
+            fix = (
+                f"another process holds it locked (waited {LOCK_TIMEOUT_S:g} s); wait for it, "
+                "or set cache.path to another file"
+            )
+        elif isinstance(exc, OSError) or "readonly" in text or "unable to open" in text:
+            fix = "it cannot be opened for writing; set cache.path to a writable file"
+        else:
+            fix = (
+                "the file is damaged or not a cache; delete it (answers are asked again) or set "
+                "cache.path to another file (cache.enabled=false runs without a cache)"
+            )
+        return CacheError(f"LLM cache {self.path}: {text}: {fix}")
 
     def get(self, key: str) -> Completion | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT completion FROM responses WHERE key = ?", (key,)
-            ).fetchone()
-        if row is None:
-            return None
-        data: dict[str, Any] = json.loads(row[0])
-        data["cached"] = True
-        return Completion(**data)
+        try:
+            with self._lock:
+                row = self._db.execute(
+                    "SELECT completion FROM responses WHERE key = ?", (key,)
+                ).fetchone()
+            if row is None:
+                return None
+            data: dict[str, Any] = json.loads(row[0])
+            data["cached"] = True
+            return Completion(**data)
+        except (sqlite3.Error, ValueError, TypeError) as exc:
+            raise self._error(exc) from None
 
     def put(self, key: str, model_id: str, completion: Completion) -> None:
         data = asdict(completion)
         data["cached"] = False
-        with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?)",
-                (key, model_id, json.dumps(data, ensure_ascii=False), time.time()),
-            )
-            self._db.commit()
+        try:
+            with self._lock:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?)",
+                    (key, model_id, json.dumps(data, ensure_ascii=False), time.time()),
+                )
+                self._db.commit()
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
 
     def __len__(self) -> int:
         with self._lock:

@@ -10,7 +10,8 @@ gamed component, L moved by the length analysis, mix tilted to the weakest kind,
 training instances when the proxy misleads: a gamed component, or the inner loop's best policy
 validating clearly below the best validated one) and random
 variants: a smoothed Gaussian step with momentum (heavy ball: centred on the current weights plus
-``momentum`` x the last accepted step) or CMA-ES (``cma``). Every variant is pushed inside the
+``momentum`` x the last accepted step) or CMA-ES (``cma``, loops/cma_es.py: its state is plain
+data in the checkpoint, never a pickle). Every variant is pushed inside the
 hard bounds. Rollback: when s_val has fallen ``rollback_patience`` times in a row or oscillates
 (sign of the change alternates over the last 4 steps), return to the best archived pair, zero
 the momentum and widen the next search (a different branch). Reset: every ``reset_every`` steps
@@ -19,8 +20,6 @@ the weights go back to the base reward before proposing (curriculum).
 
 from __future__ import annotations
 
-import base64
-import pickle
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from typing import Any
 
 from evotrainer.config import OuterConfig
 from evotrainer.harness.genome import HarnessBounds, HarnessGenome
+from evotrainer.loops.cma_es import CMAES
 from evotrainer.loops.rng import rng_from_state, rng_state
 from evotrainer.loops.weakness import WeaknessReport
 from evotrainer.policy.archive import Archive, ArchiveEntry
@@ -60,7 +60,7 @@ class HarnessOptimizer:
     archive: Archive = field(default_factory=Archive)
     explore: float = 1.0
     pending: list[HarnessGenome] = field(default_factory=list)
-    _cma: Any = None
+    _cma: CMAES | None = None
 
     def __post_init__(self) -> None:
         self.base = self.base.bounded(self.bounds)
@@ -251,21 +251,11 @@ class HarnessOptimizer:
         return out
 
     def _ask_cma(self, n: int) -> list[HarnessGenome]:
-        import cma  # lazy: optional strategy
-
         if self._cma is None:
             x0 = [self._weights_over_space()[k] for k in self.space]
-            self._cma = cma.CMAEvolutionStrategy(
-                x0,
-                self.cfg.weight_sigma,
-                {
-                    "bounds": [0, 1],
-                    "popsize": self.cfg.variants,
-                    "seed": self.rng.randrange(1, 2**31),
-                    "verbose": -9,
-                },
+            self._cma = CMAES(
+                x0, self.cfg.weight_sigma, self.cfg.variants, self.rng.randrange(1, 2**31)
             )
-        self._cma_x = self._cma.ask()
         return [
             HarnessGenome(
                 self.current.difficulty,
@@ -275,13 +265,14 @@ class HarnessOptimizer:
                 operator="cma",
                 parent=self.current.id,
             )
-            for x in self._cma_x
+            for x in self._cma.ask()
         ]
 
     def _tell_cma(self, s_vals: Sequence[float]) -> None:
+        assert self._cma is not None and self._cma.asked is not None
         ids = [v.id for v in self.pending]
         scores = []
-        for x in self._cma_x:
+        for x in self._cma.asked.tolist():
             v = HarnessGenome(
                 self.current.difficulty,
                 {k: float(a) for k, a in zip(self.space, x, strict=True)},
@@ -290,7 +281,7 @@ class HarnessOptimizer:
             ).bounded(self.bounds)
             # a proposal that was deduplicated away is scored like its twin, else neutral
             scores.append(-s_vals[ids.index(v.id)] if v.id in ids else 0.0)
-        self._cma.tell(self._cma_x, scores)
+        self._cma.tell(scores)
 
     # -- checkpoint -----------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
@@ -303,7 +294,7 @@ class HarnessOptimizer:
             "archive": self.archive.to_json(),
             "explore": self.explore,
             "rng": rng_state(self.rng),
-            "cma": base64.b64encode(pickle.dumps(self._cma)).decode() if self._cma else None,
+            "cma": self._cma.state_dict() if self._cma else None,
         }
 
     def load_state_dict(self, s: dict[str, Any]) -> None:
@@ -315,5 +306,7 @@ class HarnessOptimizer:
         self.archive = Archive.from_json(s["archive"])
         self.explore = float(s["explore"])
         self.rng = rng_from_state(s["rng"])
-        self._cma = pickle.loads(base64.b64decode(s["cma"])) if s.get("cma") else None
+        # plain numbers only; anything else (e.g. an old checkpoint's pickle) is never loaded
+        cma = s.get("cma")
+        self._cma = CMAES.from_state(cma) if isinstance(cma, dict) else None
         self.pending = []

@@ -74,8 +74,12 @@ class RunData:
     # -- derived facts --------------------------------------------------------------------
     @property
     def status(self) -> str:
+        if self.summary is not None and self.summary.get("error"):
+            return f"failed: {self.summary['error']}"
         if self.summary is not None:
             return "stopped by budget" if self.summary.get("stopped") == "budget" else "finished"
+        if self.of(ev.RUN_FAILED):
+            return f"failed: {self.of(ev.RUN_FAILED)[-1].get('message', '')}"
         if self.of(ev.BUDGET_EXHAUSTED):
             return "stopped by budget"
         if self.of(ev.RUN_FINISHED):

@@ -1,18 +1,42 @@
 """Checkpoints: written atomically (temp file, fsync, rename) after every generation; each file
 carries a sha256 of its state, so a truncated or corrupt file is detected and the previous one is
-used. ``checkpoints/index.json`` is the readable index (generation, outer step, best, s_val)."""
+used. ``checkpoints/index.json`` is the readable index (generation, outer step, best, s_val).
+
+The parts that grow with the run (every policy made, every validation result, every fitness,
+the archive, the harness decisions) are not rewritten by every checkpoint: they are journals,
+``checkpoints/<name>.jsonl``, to which a checkpoint appends only the entries that are new or
+changed (one ``{"k": key, "v": value}`` per line; the last line of a key wins). The checkpoint stores the journal's length in bytes and the
+sha256 of that prefix, so loading reads exactly the entries that existed when it was written, and
+a journal that does not match is detected like a corrupt checkpoint.
+
+Loading is plain JSON: nothing in a run directory is ever executed or unpickled.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import math
 import os
+import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from evotrainer.errors import CheckpointError
 
 KEEP = 3
+# where the growing parts of the state are: maps that only gain keys, and lists that only
+# grow at the end (a list is journaled as {index: item} and its length)
+JOURNALED: tuple[tuple[str, ...], ...] = (
+    ("policies",),
+    ("validation_memo",),
+    ("inner", "fitness"),
+    ("outer", "archive"),
+    ("outer", "decisions"),
+)
+REF = "$journal"
 
 
 def _digest(state: dict[str, Any]) -> str:
@@ -20,40 +44,235 @@ def _digest(state: dict[str, Any]) -> str:
 
 
 def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically. The temp file is created exclusively under a fresh
+    random name (a file or symlink planted beside ``path`` is never written through), and the
+    rename replaces a symlink at ``path`` instead of following it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
+def strict_json(obj: Any) -> Any:
+    """``obj`` with every NaN/inf float replaced by None, for files other tools read (strict
+    JSON has no -Infinity)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: strict_json(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [strict_json(v) for v in obj]
+    return obj
+
+
+def dumps_strict(obj: Any, indent: int | None = 2) -> str:
+    return json.dumps(strict_json(obj), indent=indent, allow_nan=False)
+
+
+# -- journals ---------------------------------------------------------------------------------
+def _journal_name(path: tuple[str, ...]) -> str:
+    return ".".join(path) + ".jsonl"
+
+
+def _line_digest(value: Any) -> str:
+    return hashlib.sha1(json.dumps(value, sort_keys=True).encode()).hexdigest()
+
+
+@dataclass
+class _Journal:
+    path: Path
+    size: int = 0
+    hasher: Any = field(default_factory=hashlib.sha256)
+    written: dict[str, str] = field(default_factory=dict)  # key -> digest of its last value
+
+    @classmethod
+    def open(cls, path: Path, size: int) -> _Journal:
+        """Continue the journal from its first ``size`` bytes (what the newest intact checkpoint
+        references; anything after it was written by a process that died before checkpointing)."""
+        j = cls(path)
+        data = path.read_bytes()[:size] if path.exists() else b""
+        with path.open("ab") as fh:
+            fh.truncate(len(data))
+        j.size = len(data)
+        j.hasher.update(data)
+        for key, value in _parse_journal(data, path).items():
+            j.written[key] = _line_digest(value)
+        return j
+
+    def append(self, entries: dict[str, Any]) -> dict[str, Any]:
+        lines = []
+        for key, value in entries.items():
+            d = _line_digest(value)
+            if self.written.get(key) != d:
+                self.written[key] = d
+                lines.append(json.dumps({"k": key, "v": value}) + "\n")
+        if lines:
+            data = "".join(lines).encode()
+            with self.path.open("ab") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            self.size += len(data)
+            self.hasher.update(data)
+        return {REF: self.path.name, "bytes": self.size, "sha256": self.hasher.hexdigest()}
+
+
+_JOURNALS: dict[Path, _Journal] = {}
+
+
+def _parse_journal(data: bytes, path: Path) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for line in data.decode("utf-8").splitlines():
+        rec = json.loads(line)
+        out[str(rec["k"])] = rec["v"]
+    return out
+
+
+def _journal(path: Path, ckdir: Path) -> _Journal:
+    key = path.resolve()
+    j = _JOURNALS.get(key)
+    if j is None or not path.exists() or path.stat().st_size != j.size:
+        size = 0
+        newest = _newest_intact(ckdir)
+        if newest is not None:
+            ref = _find_ref(newest, path.name)
+            size = int(ref["bytes"]) if ref else 0
+        j = _JOURNALS[key] = _Journal.open(path, size)
+    return j
+
+
+def _find_ref(state: dict[str, Any], name: str) -> dict[str, Any] | None:
+    for where in JOURNALED:
+        node: Any = state
+        for part in where:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict) and node.get(REF) == name:
+            return node
+    return None
+
+
+def _split(state: dict[str, Any], ckdir: Path) -> dict[str, Any]:
+    """A copy of ``state`` whose journaled maps are appended to their journals and replaced by
+    references."""
+    out = dict(state)
+    for where in JOURNALED:
+        parent = out
+        for part in where[:-1]:
+            if not isinstance(parent.get(part), dict):
+                break
+            parent[part] = dict(parent[part])
+            parent = parent[part]
+        else:
+            value = parent.get(where[-1])
+            if isinstance(value, dict) and REF not in value:
+                parent[where[-1]] = _journal(ckdir / _journal_name(where), ckdir).append(value)
+            elif isinstance(value, list):
+                j = _journal(ckdir / _journal_name(where), ckdir)
+                ref = j.append({str(i): v for i, v in enumerate(value)})
+                parent[where[-1]] = {**ref, "list": len(value)}
+    return out
+
+
+def _join(state: dict[str, Any], ckdir: Path) -> dict[str, Any]:
+    """Replace journal references by the maps they stand for; ValueError if a journal does not
+    match its reference."""
+    for where in JOURNALED:
+        parent: Any = state
+        for part in where[:-1]:
+            parent = parent.get(part) if isinstance(parent, dict) else None
+        if not isinstance(parent, dict):
+            continue
+        ref = parent.get(where[-1])
+        if not (isinstance(ref, dict) and REF in ref):
+            continue
+        name = str(ref[REF])
+        if name != _journal_name(where):
+            raise ValueError(f"unexpected journal name {name!r}")
+        path = ckdir / name
+        data = path.read_bytes()[: int(ref["bytes"])] if path.exists() else b""
+        if len(data) != int(ref["bytes"]) or hashlib.sha256(data).hexdigest() != ref["sha256"]:
+            raise ValueError(f"journal {name} does not match the checkpoint")
+        entries = _parse_journal(data, path)
+        if "list" in ref:
+            parent[where[-1]] = [entries[str(i)] for i in range(int(ref["list"]))]
+        else:
+            parent[where[-1]] = entries
+    return state
+
+
+# -- checkpoints ------------------------------------------------------------------------------
 def save_checkpoint(run_dir: Path, seq: int, state: dict[str, Any], index: dict[str, Any]) -> Path:
     ckdir = run_dir / "checkpoints"
+    ckdir.mkdir(parents=True, exist_ok=True)
     path = ckdir / f"ckpt-{seq:05d}.json"
-    atomic_write(path, json.dumps({"sha256": _digest(state), "state": state}))
+    small = _split(state, ckdir)
+    atomic_write(path, json.dumps({"sha256": _digest(small), "state": small}))
     files = sorted(ckdir.glob("ckpt-*.json"))
     for old in files[:-KEEP]:
         old.unlink(missing_ok=True)
-    atomic_write(ckdir / "index.json", json.dumps({**index, "file": path.name}, indent=2))
+    atomic_write(ckdir / "index.json", dumps_strict({**index, "file": path.name}))
     return path
+
+
+def _read(path: Path) -> dict[str, Any]:
+    payload = json.loads(path.read_text(encoding="utf-8"))
+    state = payload["state"]
+    if not isinstance(state, dict) or _digest(state) != payload["sha256"]:
+        raise ValueError("checksum mismatch")
+    return state
+
+
+def _newest_intact(ckdir: Path) -> dict[str, Any] | None:
+    for path in sorted(ckdir.glob("ckpt-*.json"), reverse=True):
+        try:
+            state = _read(path)
+            _join(json.loads(json.dumps(state)), ckdir)
+            return state
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return None
 
 
 def load_latest(run_dir: Path) -> tuple[dict[str, Any], Path, list[str]]:
     """The newest intact checkpoint's state, its path, and warnings about skipped files."""
-    files = sorted((run_dir / "checkpoints").glob("ckpt-*.json"), reverse=True)
+    ckdir = run_dir / "checkpoints"
+    files = sorted(ckdir.glob("ckpt-*.json"), reverse=True)
     warnings = []
     for path in files:
         try:
-            payload = json.loads(path.read_text(encoding="utf-8"))
-            state = payload["state"]
-            if _digest(state) != payload["sha256"]:
-                raise ValueError("checksum mismatch")
-            return state, path, warnings
+            state = _join(_read(path), ckdir)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             warnings.append(f"skipped corrupt checkpoint {path.name}: {exc}")
+            continue
+        outer = state.get("outer")
+        if isinstance(outer, dict) and isinstance(outer.get("cma"), str):
+            # before plain-data CMA-ES state, this field was a pickle: never unpickled
+            outer["cma"] = None
+            warnings.append(
+                f"{path.name}: ignored a CMA-ES state that is not plain data (a pickle, from an "
+                "older version or crafted); it was not loaded, CMA-ES restarts from the current "
+                "harness"
+            )
+        return state, path, warnings
     raise CheckpointError(
-        f"no intact checkpoint in {run_dir / 'checkpoints'}"
-        + (f" ({'; '.join(warnings)})" if warnings else "")
+        f"no intact checkpoint in {ckdir}" + (f" ({'; '.join(warnings)})" if warnings else "")
     )
+
+
+def load_state_into(target: Any, state: dict[str, Any], path: Path) -> None:
+    """``target.load_state_dict(state)``, turning a state this version cannot read (a crafted or
+    foreign checkpoint that passes its checksum) into a CheckpointError that names the file."""
+    try:
+        target.load_state_dict(state)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise CheckpointError(
+            f"{path}: not a checkpoint this version can read ({type(exc).__name__}: {exc})"
+        ) from None

@@ -1,12 +1,16 @@
 """The rich console observer: a progress bar over generations with best/mean fitness, last s_val,
 the harness (L, real share and weights), LLM calls/tokens and ETA; one line per outer step,
-harness trial, validation round and rollback, and the confirmation at the end."""
+harness trial, validation round and rollback, and the confirmation at the end.
+
+Everything that comes from the run (model answers quoted in a verdict, file names, messages,
+policy ids) is escaped before it reaches rich, so text such as ``[/b]`` prints as it is."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from evotrainer.run import events as ev
@@ -23,6 +27,10 @@ def _weights(h: dict[str, Any]) -> str:
 def _harness(h: dict[str, Any]) -> str:
     real = h.get("real_share") or 0.0
     return f"L {h['difficulty']:.2f} real {real:.2f} {_weights(h)}"
+
+
+def _e(value: Any) -> str:
+    return escape(str(value))
 
 
 class ConsoleProgress:
@@ -50,11 +58,10 @@ class ConsoleProgress:
         d = event.data
         p = self.console.print
         if event.type == ev.RUN_STARTED:
-            p(f"[bold]EvoTrainer[/] model: {d['model'].get('model')} ({d['model'].get('backend')})")
+            m = d["model"]
+            p(f"[bold]EvoTrainer[/] model: {_e(m.get('model'))} ({_e(m.get('backend'))})")
         elif event.type in (ev.VALIDATION_SET, ev.TRAINING_SET, ev.WARNING):
-            if event.type == ev.WARNING:
-                p("[yellow]warning:[/] ", end="")
-            p(d["message"], markup=False, highlight=False)
+            p(("[yellow]warning:[/] " if event.type == ev.WARNING else "") + _e(d["message"]))
         elif event.type == ev.GENERATION:
             b = d["budget"]
             status = (
@@ -74,7 +81,7 @@ class ConsoleProgress:
                 return
             self._bar(d["total_generations"])
             assert self.progress is not None
-            self.progress.update(self.task_id, completed=d["generation"], status=status)
+            self.progress.update(self.task_id, completed=d["generation"], status=_e(status))
         elif event.type == ev.VALIDATION_STARTED:
             how = "racing: a few meetings first" if d.get("race") else "all meetings"
             self._line(
@@ -103,20 +110,29 @@ class ConsoleProgress:
                 f"{diff['mean']:+.3f} [95% CI {lo:+.3f}, {hi:+.3f}] -> {d['reason']}"
             )
         elif event.type == ev.OUTER_STEP:
-            s = ", ".join(f"{x:.3f}" for x in d["s_vals"])
-            p(f"[cyan]outer step {d['outer_step']}[/]: s_val of variants [{s}] -> {d['reason']}")
+            s = ", ".join(f"{x:.3f}" if x is not None else "-" for x in d["s_vals"])
+            p(
+                f"[cyan]outer step {d['outer_step']}[/]: s_val of variants {_e(f'[{s}]')} -> "
+                f"{_e(d['reason'])}"
+            )
         elif event.type == ev.ALERT:
-            p(f"[bold red]alert ({d['kind']}):[/] {d['message']}")
+            p(f"[bold red]alert ({_e(d['kind'])}):[/] {_e(d['message'])}")
         elif event.type == ev.CONSTITUTION:
-            p(f"[red]rejected[/] policy {d['policy_id']}: {d['detail']}")
+            p(f"[red]rejected[/] policy {_e(d['policy_id'])}: {_e(d['detail'])}")
         elif event.type == ev.ROLLBACK:
-            p(f"[magenta]rollback[/] to {d['to_policy']} (s_val {d['s_val']:.3f})")
+            p(f"[magenta]rollback[/] to {_e(d['to_policy'])} (s_val {d['s_val']:.3f})")
         elif event.type == ev.BUDGET_EXHAUSTED:
-            p(f"[red]stopped:[/] {d['message']}")
+            p(f"[red]stopped:[/] {_e(d['message'])}")
+        elif event.type == ev.RUN_FAILED:
+            self.close()
+            p(f"[bold red]run failed:[/] {_e(d['message'])}")
+        elif event.type == ev.OBSERVER_DETACHED:
+            p(f"[yellow]warning:[/] observer {_e(d['observer'])} detached: {_e(d['error'])}")
         elif event.type == ev.RUN_FINISHED:
             self.close()
 
     def _line(self, text: str) -> None:
+        """A plain line (no markup: run text prints as it is)."""
         self.console.print(text, markup=False, highlight=False, soft_wrap=True)
 
     def close(self) -> None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -41,22 +42,57 @@ BUDGET_EXHAUSTED = "budget_exhausted"
 CHECKPOINT = "checkpoint"
 RUN_RESUMED = "run_resumed"
 RUN_FINISHED = "run_finished"
+RUN_FAILED = "run_failed"  # stopped by an error (too many failed LLM answers, no valid policy)
 WARNING = "warning"
+OBSERVER_DETACHED = "observer_detached"  # an observer raised: reported and detached
 
 
 class Observer(Protocol):
     def __call__(self, event: Event) -> None: ...
 
 
+def notify(observers: list[Observer], event: Event) -> None:
+    """Give ``event`` to every observer. An observer that raises is reported (a line on stderr
+    and an ``observer_detached`` event to the others) and detached: observers cannot end a run.
+    KeyboardInterrupt and other BaseExceptions still propagate."""
+    for obs in list(observers):
+        try:
+            obs(event)
+        except Exception as exc:  # noqa: BLE001 - any observer bug: report and detach
+            if obs in observers:
+                observers.remove(obs)
+            name = getattr(obs, "__qualname__", None) or type(obs).__name__
+            error = f"{type(exc).__name__}: {exc}"
+            sys.stderr.write(
+                f"warning: observer {name} raised {error} on a {event.type!r} event and was "
+                "detached; the run goes on\n"
+            )
+            notify(
+                observers,
+                Event(OBSERVER_DETACHED, {"observer": name, "error": error, "event": event.type}),
+            )
+
+
 class JsonlLog:
-    """Appends every event to events.jsonl (flushed per line, so a kill loses nothing logged)."""
+    """Appends every event to events.jsonl (flushed per line, so a kill loses nothing logged).
+    A line torn by a kill is ended before the next event is appended; the file is never opened
+    through a symlink; non-finite numbers are written as null (strict JSON)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._fh = path.open("a", encoding="utf-8")
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(path, flags, 0o644)
+        self._fh = os.fdopen(fd, "a", encoding="utf-8")
+        size = os.fstat(fd).st_size
+        if size:
+            with path.open("rb") as fh:
+                fh.seek(size - 1)
+                if fh.read(1) != b"\n":
+                    self._fh.write("\n")  # a kill tore the last line: keep it apart
+                    self._fh.flush()
 
     def __call__(self, event: Event) -> None:
-        self._fh.write(json.dumps(event.to_json(), default=_default) + "\n")
+        self._fh.write(_line(event) + "\n")
         self._fh.flush()
 
     def close(self) -> None:
@@ -70,8 +106,15 @@ class JsonStdout:
         self.stream = stream or sys.stdout
 
     def __call__(self, event: Event) -> None:
-        self.stream.write(json.dumps(event.to_json(), default=_default) + "\n")
+        self.stream.write(_line(event) + "\n")
         self.stream.flush()
+
+
+def _line(event: Event) -> str:
+    from evotrainer.run.checkpoint import strict_json
+
+    doc = json.loads(json.dumps(event.to_json(), default=_default))
+    return json.dumps(strict_json(doc), allow_nan=False)
 
 
 def _default(obj: Any) -> Any:

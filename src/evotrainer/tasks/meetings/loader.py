@@ -10,6 +10,10 @@ One JSON object per line (blank lines are skipped)::
 Rules:
 - ``id`` and ``transcript`` are required; ``source`` defaults to the file's stem, ``references``
   and ``meta`` to empty objects. Reference fields may be a list of strings or one string.
+- Free-form reference minutes, ``references.minutes`` (or a top-level ``minutes``), one text or
+  a list of lines, are the most common reference people have: their non-empty lines are read as
+  ``summary`` lines (ROUGE compares against them; action-item and decision metrics need the
+  structured fields).
 - ``has_action_items`` is ``"action_items" in references`` (ICSI has none, AMI has them).
 - AMI writes "*NA*" / "NA." when a meeting has no action items or decisions; such placeholders are
   dropped, so the reference list is empty but ``has_action_items`` stays True.
@@ -67,6 +71,13 @@ def _str_list(value: Any, where: str) -> tuple[str, ...]:
         if item and not _NA.match(item):
             out.append(item)
     return tuple(out)
+
+
+def _minutes(value: Any, where: str) -> tuple[str, ...]:
+    """Free-form reference minutes (one text, or a list of lines): their non-empty lines."""
+    if isinstance(value, str):
+        value = value.splitlines()
+    return _str_list(value, where)
 
 
 def _topics(value: Any) -> tuple[Topic, ...]:
@@ -153,11 +164,16 @@ def parse_meeting_record(obj: Any, default_source: str = "unknown") -> Meeting:
     meta = dict(meta)
     topics = _topics(meta.pop("topics")) if "topics" in meta else ()
     truth = _action_truth(meta.pop("action_items")) if "action_items" in meta else ()
+    summary = _str_list(refs.get("summary"), "references.summary")
+    if "minutes" in refs:
+        summary += _minutes(refs["minutes"], "references.minutes")
+    elif "minutes" in obj:
+        summary += _minutes(obj["minutes"], "minutes")
     return Meeting(
         id=mid,
         source=source,
         transcript=tuple(turns),
-        summary=_str_list(refs.get("summary"), "references.summary"),
+        summary=summary,
         decisions=_str_list(refs.get("decisions"), "references.decisions"),
         action_items=_str_list(refs.get("action_items"), "references.action_items"),
         has_action_items="action_items" in refs,
@@ -174,24 +190,25 @@ def _iter_records(path: str | Path) -> Iterable[tuple[int, Any]]:
     if not p.is_file():
         raise DataError(f"meetings path is not a file: {p}")
     try:
-        fh = p.open(encoding="utf-8")
+        fh = p.open("rb")
     except OSError as e:
         raise DataError(f"cannot read meetings file {p}: {e}") from e
     with fh:
-        lineno = 0
-        try:
-            for lineno, line in enumerate(fh, start=1):  # noqa: B007 - used in the except
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise DataError(
-                        f"{p}, line {lineno}: bad JSON: {e.msg} (column {e.colno})"
-                    ) from None
-                yield lineno, obj
-        except UnicodeDecodeError as e:
-            raise DataError(f"{p}, line {lineno + 1}: not valid UTF-8 ({e.reason})") from e
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:  # decoded line by line: the error names its line
+                raise DataError(
+                    f"{p}, line {lineno}: not valid UTF-8 ({e.reason} at byte {e.start})"
+                ) from None
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except (json.JSONDecodeError, RecursionError) as e:
+                msg = f"{e.msg} (column {e.colno})" if isinstance(e, json.JSONDecodeError) else e
+                raise DataError(f"{p}, line {lineno}: bad JSON: {msg}") from None
+            yield lineno, obj
 
 
 def load_meetings(path: str | Path) -> list[Meeting]:

@@ -62,6 +62,8 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
+from evotrainer.defences.private_data import leaked as leaked_private
+from evotrainer.defences.private_data import normalise as normalise_private
 from evotrainer.tasks.base import RewardComponent
 from evotrainer.tasks.meetings.parser import (
     Minutes,
@@ -543,7 +545,7 @@ class _MeetingFeatures:
     shingles: frozenset[tuple[str, ...]]
     topic_terms: list[tuple[str, list[list[str]]]] = field(default_factory=list)
     summary_terms: list[str] = field(default_factory=list)
-    private: list[tuple[str, str, str]] = field(default_factory=list)
+    private: list[tuple[str, str]] = field(default_factory=list)  # (raw, normalised)
     aliases: dict[str, str] = field(default_factory=dict)
 
 
@@ -653,8 +655,9 @@ def _meeting_features(meeting: Meeting) -> _MeetingFeatures:
             numbers.add(m.group(1))
     private = []
     for s in _private_strings(meeting.meta.get("private_data")):
-        digits = re.sub(r"\D", "", s)
-        private.append((s, re.sub(r"[\s\-.()/]", "", s.lower()), digits))
+        item = normalise_private(s)
+        if item:
+            private.append((s, item))
     f = _MeetingFeatures(
         words=len(text.split()) - len(meeting.transcript),
         lower_tokens=frozenset(toks),
@@ -1250,18 +1253,8 @@ class Privacy(_Component):
         mf = _meeting_features(meeting)
         if not mf.private:
             return ComponentScore(self.name, 1.0, "no private data in the input")
-        low = output.lower()
-        squashed = re.sub(r"[\s\-.()/]", "", low)
-        digits = re.sub(r"\D", "", output) if any(len(d) >= 7 for *_, d in mf.private) else ""
-        leaked = []
-        for raw, norm, dig in mf.private:
-            if (
-                raw.lower() in low
-                or (len(norm) >= 5 and norm in squashed)
-                or len(dig) >= 7
-                and dig in digits
-            ):
-                leaked.append(raw)
+        hits = leaked_private((item for _, item in mf.private), output)
+        leaked = [raw for raw, item in mf.private if item in hits]
         if leaked:
             kinds = ", ".join(_mask(s) for s in leaked[:3])
             return ComponentScore(self.name, 0.0, f"leaked {len(leaked)} private item(s): {kinds}")

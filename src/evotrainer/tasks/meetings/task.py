@@ -124,8 +124,10 @@ class MeetingTask:
 
     def hostile_instances(self, n: int, seed: int) -> list[Instance]:
         """``n`` synthetic meetings with a planted prompt injection and private data, from a seed
-        stream training never uses (the robustness probe)."""
+        stream training never uses (the robustness probe). Short (difficulty 0.1, about 350
+        words), so the default truncation keeps what is planted: a probe whose hostile content
+        is cut out would test nothing."""
         from evotrainer.tasks.meetings.generator import MeetingGenerator
 
         rng = random.Random(f"hostile-{seed}")
-        return MeetingGenerator(hostile_share=1.0).sample(n, 0.3, rng)
+        return MeetingGenerator(hostile_share=1.0).sample(n, 0.1, rng)
