@@ -148,10 +148,10 @@ PROFILES: dict[str, dict[str, Any]] = {
         "population": 10,
         "elites": 4,
         "tasks_per_generation": 4,
-        "outer_every": 2,
-        "outer_variants": 2,
+        "outer_every": 3,
+        "outer_variants": 1,
         "trial_generations": 1,
-        "difficulty": 0.3,
+        "difficulty": 0.15,
         "real_data": True,  # harness.real_data = --train-data (the engine drops validation ids)
         "real_share": None,  # harness.real_share; None = the engine's default
         "engine_set": [],  # further engine overrides KEY=VALUE (part of the settings)
@@ -357,8 +357,14 @@ class Bench:
         validator = self.validator(stack, seed)
         rng = C.rng_for("random-search", seed)
         seeds = seed_policies()
+        # the engine's operators, with the task's template library; the few-shot operator has
+        # no examples and the feedback-directed edit no scores here, so they make no children
         ctx = OperatorContext(
-            rng=rng, generation=1, llm=stack.client, sampling=self.operator_sampling(seed)
+            rng=rng,
+            generation=1,
+            llm=stack.client,
+            sampling=self.operator_sampling(seed),
+            templates=tuple(self.task.output_templates()),
         )
         weights = default_operator_weights()
         n_sel = len(self.selection.instances)
