@@ -219,3 +219,63 @@ def test_run_returns_the_best_seed_when_confirmation_disagrees(tmp_path):
     assert c["returned"] == c["best_seed"] == result.best.id
     assert c["difference"]["mean"] < 0 and c["reason"].startswith("not confirmed")
     assert result.summary["best_policy"] == c["best_seed"]
+
+
+def test_steering_raises_the_real_share_when_the_proxy_misleads():
+    from evotrainer.config import OuterConfig
+    from evotrainer.harness.genome import HarnessBounds
+    from evotrainer.loops.outer import HarnessOptimizer
+    from evotrainer.loops.rng import stream
+    from evotrainer.loops.weakness import WeaknessReport
+
+    base = HarnessGenome(0.3, {"completeness": 0.5, "ref_rougeL": 0.5}, real_share=0.4)
+    space = ("completeness", "ref_rougeL")
+
+    def steered(real_pool, best_s_val):
+        hopt = HarnessOptimizer(
+            OuterConfig(real_share_step=0.2),
+            base,
+            HarnessBounds(),
+            stream(0, "t"),
+            space,
+            real_pool=real_pool,
+        )
+        report = WeaknessReport(
+            s_val=0.15,
+            s_val_by_length={},
+            train_reward=0.6,
+            train_components={"completeness": 0.6, "ref_rougeL": 0.2},
+            validation={"rougeL": 0.2},
+            best_s_val=best_s_val,
+        )
+        # a steered variant equal to the incumbent is deduplicated away: then it is the incumbent
+        variants = hopt.ask(report)
+        return next((v for v in variants if v.operator == "steer"), variants[0])
+
+    misled = steered(True, best_s_val=0.25)  # the proxy's best validates 0.10 below the best
+    assert misled.real_share == pytest.approx(0.6) and "real share up" in misled.note
+    assert steered(True, best_s_val=0.16).real_share == pytest.approx(0.4)  # within DISAGREE
+    assert steered(False, best_s_val=0.25).real_share == pytest.approx(0.4)  # no real pool
+
+
+def test_a_reinjected_policy_survives_selection_like_an_elite():
+    from evotrainer.config import InnerConfig
+    from evotrainer.evaluation.evaluator import PolicyFitness
+    from evotrainer.loops.inner import PolicyOptimizer
+
+    seeds = [PolicyGenome.from_text(f"Write minutes, variant number {i}.") for i in range(4)]
+    opt = PolicyOptimizer(InnerConfig(population=4, elites=2), seeds, random.Random(0))
+
+    def fit(p, f):
+        return PolicyFitness(p.id, f, {}, 1, 0)
+
+    opt.ask()
+    opt.tell({p.id: fit(p, 0.5 + i / 10) for i, p in enumerate(seeds)})
+    archived = PolicyGenome.from_text("The archive's best policy, which validates well.")
+    opt.inject(archived, fit(archived, 0.1), protect=True)  # low training fitness
+    opt.shrink_to_elites()
+    assert archived in opt.population and len(opt.population) == 3  # 2 elites + protected
+    children = opt.ask()
+    opt.tell({c.id: fit(c, 0.95) for c in children})
+    assert archived in opt.population, "selection did not drop the protected policy"
+    assert opt.state_dict()["protected"] == archived.id
