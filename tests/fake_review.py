@@ -2,13 +2,15 @@
 wording, and a scripted reviewer whose taste disagrees with ROUGE.
 
 Styles (by words in the policy text):
-- "summary" (the word "summar"): the meeting's summary sentences (close to the reference text,
-  so ROUGE likes them) and the action items, but no decisions;
+- "summary" (the word "summar"): the first half of the meeting's summary prose (close to the
+  reference text, so ROUGE likes it; decisions, if any, buried in the prose) and the action
+  items;
 - "decisions" (the word "decision"): a title, every decision, the action items: shorter, less
   ROUGE overlap, but it says what was decided;
 - anything else: honest minutes (fake_meetings.honest_minutes).
-The scripted reviewer prefers minutes that record more of the meeting's decisions, then shorter
-ones: what a person reading minutes wants, and not what ROUGE-L + action-item F1 measure.
+The scripted reviewer prefers minutes that list more of the meeting's decisions as items of
+their own, then shorter ones: what a person reading minutes wants, and not what ROUGE-L +
+action-item F1 measure.
 """
 
 from __future__ import annotations
@@ -34,7 +36,9 @@ def styled_minutes(meeting, policy: str) -> str:
             + actions
         )
     if "summar" in t:
-        return "\n".join(["# Summary", *meeting.summary, "## Action items", *actions])
+        sentences = " ".join(meeting.summary).split(". ")
+        prose = ". ".join(sentences[: max(1, len(sentences) // 2)]).rstrip(".") + "."
+        return "\n".join(["# Summary", prose, "## Action items", *actions])
     return honest_minutes(meeting)
 
 
@@ -57,9 +61,9 @@ def reviewer_prefers(meeting, minutes_a: str, minutes_b: str) -> str:
     """The scripted reviewer's verdict: "A", "B" or "tie"."""
 
     def taste(text: str) -> tuple[int, int]:
-        low = text.lower()
-        decided = sum(1 for d in meeting.decisions if d.lower()[:40] in low)
-        return decided, -len(text.split())
+        items = [ln.lower() for ln in text.splitlines() if ln.lstrip().startswith("- ")]
+        listed = sum(1 for d in meeting.decisions if any(d.lower()[:40] in ln for ln in items))
+        return listed, -len(text.split())
 
     a, b = taste(minutes_a), taste(minutes_b)
     return "A" if a > b else "B" if b > a else "tie"

@@ -25,7 +25,7 @@ class HumanFeedback:
         self.s_val_weights = s_val_weights
         self.store: RatingStore | None = None
         self.model: HumanModel | None = None
-        self.seen = -1  # ratings read at the last refresh
+        self.seen = -1  # ratings read at the last refresh (-1: never read)
 
     def attach(self, run_dir: Path) -> None:
         self.store = RatingStore(run_dir)
@@ -42,7 +42,8 @@ class HumanFeedback:
         n_usable = len(usable(ratings, rows_of))
         enough = n_usable >= self.cfg.human_min_ratings
         self.model = fit_human_model(ratings, rows_of, self.cfg.human_prior) if enough else None
-        if len(ratings) == self.seen:
+        if len(ratings) == max(self.seen, 0):  # nothing new (no event for "no ratings yet")
+            self.seen = len(ratings)
             return None
         new = len(ratings) - max(self.seen, 0)
         self.seen = len(ratings)
