@@ -12,6 +12,7 @@ import ipaddress
 import secrets
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from evotrainer.errors import ConfigError
 
@@ -36,13 +37,11 @@ def access_token_for(host: str, token: str | None) -> str | None:
     return token
 
 
-def serve(
-    run_dir: Path,
-    host: str = "127.0.0.1",
-    port: int = 8765,
-    token: str | None = None,
-    say: Callable[[str], None] = print,
-) -> None:
+def make_server(
+    run_dir: Path, host: str = "127.0.0.1", port: int = 8765, token: str | None = None
+) -> tuple[Any, str, str | None]:
+    """(waitress server, its address, the access token); ``server.run()`` serves until
+    ``server.close()``. Port 0 picks a free port."""
     try:
         from waitress import create_server
 
@@ -54,6 +53,17 @@ def serve(
     server = create_server(app, host=host, port=port, threads=8, ident="evotrainer-review")
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{server.effective_port}/"  # type: ignore[union-attr]
+    return server, url, access
+
+
+def serve(
+    run_dir: Path,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    token: str | None = None,
+    say: Callable[[str], None] = print,
+) -> None:
+    server, url, access = make_server(run_dir, host, port, token)
     say(f"review page: {url}" + (f"?token={access}" if access else ""))
     if access and not is_loopback(host):
         say("bound to a non-loopback address: share the address with its token only with reviewers")
