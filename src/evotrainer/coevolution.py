@@ -448,6 +448,7 @@ class CoEvolution:
                 outer_step=self.outer_step,
                 partial=r.partial,
                 n=r.n,
+                llm_calls=self.budget.snapshot()["llm_calls"],  # spent when this s_val was known
             )
         return results
 
@@ -879,8 +880,15 @@ class CoEvolution:
                 race=False,
             )
         try:
+            rows, measure = self.meta.per_meeting(self.confirmer)  # what selection used
             c = confirm(
-                self.confirmer, winner, seed, self.cfg.validation.return_rule, self.cfg.seed
+                self.confirmer,
+                winner,
+                seed,
+                self.cfg.validation.return_rule,
+                self.cfg.seed,
+                rows,
+                measure,
             )
         except BudgetExceeded as exc:
             self.emit(ev.WARNING, message=f"no confirmation (budget exhausted: {exc})")

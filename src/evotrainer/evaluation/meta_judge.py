@@ -11,9 +11,10 @@ from typing import Any
 
 from evotrainer.config import MetaConfig
 from evotrainer.errors import ConfigError
+from evotrainer.evaluation.confirmation import RowScores
 from evotrainer.evaluation.evaluator import Evaluator
 from evotrainer.evaluation.objectives import MetaObjective, Vector, output_diversity
-from evotrainer.evaluation.validation import Validator
+from evotrainer.evaluation.validation import Validator, combine_s_val
 from evotrainer.loops.inner import PolicyOptimizer
 from evotrainer.policy.archive import Archive, ArchiveEntry
 from evotrainer.policy.genome import PolicyGenome
@@ -89,6 +90,37 @@ class MetaJudge:
     def rank(self, e: ArchiveEntry) -> float:
         """The archive's ranking: the meta score of the entry's vector."""
         return self.score(self.entry_vector(e))
+
+    def per_meeting(self, validator: Validator) -> tuple[RowScores, str]:
+        """Per-meeting meta scores on ``validator``'s meetings (for the confirmation): quality,
+        conciseness and, with ratings, people's predicted preference over the baseline on that
+        meeting; robustness and diversity are not per meeting and are left out. With only
+        quality weighted, this is s_val per meeting. Also the name of the measure."""
+        per_meeting_keys = ("quality", "conciseness", "human")
+        used = [k for k in per_meeting_keys if self.objective.weights[k] > 0]
+        if self.feedback.model is None and "human" in used:
+            used.remove("human")
+        measure = "s_val" if used in ([], ["quality"]) else "meta score (" + ", ".join(used) + ")"
+
+        def rows(policy_id: str, result: ValidationResult) -> dict[str, float]:
+            base = validator.memo.get(self.baseline) if self.baseline else None
+            base_rows = _by_meeting(base.per_instance) if base is not None else {}
+            model = self.feedback.model
+            out = {}
+            for r in result.per_instance:
+                mid = str(r["instance_id"])
+                v = {"quality": combine_s_val(r, validator.weights)}
+                c = (r.get("rewards") or {}).get("conciseness")
+                if c is not None:
+                    v["conciseness"] = 0.0 if r.get("error") else float(c)
+                if model is not None and self.baseline and mid in base_rows:
+                    h = model.preference(policy_id, {mid: r}, self.baseline, {mid: base_rows[mid]})
+                    if h is not None:
+                        v["human"] = h
+                out[mid] = self.score({k: x for k, x in v.items() if k in used or k == "quality"})
+            return out
+
+        return rows, measure
 
     # -- people -------------------------------------------------------------------------------
     def attach(self, run_dir: Path) -> None:
