@@ -90,8 +90,9 @@ def _conclude(co, result, as_json: bool, report: bool) -> None:  # type: ignore[
         out.print(
             f"[bold]on {c['n']} meetings not used for selection:[/] returned policy "
             f"{c['winner_s_val'] if c['returned'] == c['winner'] else c['best_seed_s_val']:.4f}"
-            f", best seed {c['best_seed_s_val']:.4f}; evolved winner - best seed "
-            f"{c['difference']['mean']:+.4f} [95% CI {lo:+.4f}, {hi:+.4f}]"
+            f", best seed {c['best_seed_s_val']:.4f} (s_val); evolved winner - best seed "
+            f"{c['difference']['mean']:+.4f} [95% CI {lo:+.4f}, {hi:+.4f}] "
+            f"({escape(c.get('measure') or 's_val')})"
         )
         out.print(f"returned {returned}: {c['reason']}", markup=False)
     out.print(
@@ -146,6 +147,10 @@ def run(
         if force:
             remove_run(rd)
         check_new_run_dir(rd)  # before the model loads
+        if cfg.init_from:
+            from evotrainer.run.warm_start import check_source
+
+            check_source(Path(cfg.init_from), cfg.task.name)
         co = CoEvolution(cfg, observers=_observers(as_json))
         result = co.run(rd)
         _conclude(co, result, as_json, cfg.report)

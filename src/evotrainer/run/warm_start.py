@@ -95,16 +95,9 @@ def _entries(run_dir: Path) -> list[dict[str, Any]]:
     return sorted(entries, key=lambda e: -(e.get("s_val") if e.get("s_val") is not None else -1.0))
 
 
-def load_warm_start(
-    path: str | Path,
-    task_name: str,
-    components: Collection[str],
-    limit: int,
-    real_pool: bool,
-    real_share: float,
-) -> WarmStart:
-    """What the run at ``path`` hands over (at most ``limit`` policies)."""
-    run_dir = Path(path)
+def check_source(run_dir: Path, task_name: str) -> list[dict[str, Any]]:
+    """Refuse a source that is not a usable earlier run (before any model loads); its
+    archived pairs, best first."""
     cfg = _config(run_dir)
     source_task = (cfg.get("task") or {}).get("name", "meetings")
     if source_task != task_name:
@@ -126,6 +119,20 @@ def load_warm_start(
         ) from None
     if not entries:
         raise RunDirectoryError(f"--init-from {run_dir}: its archive is empty (nothing validated)")
+    return entries
+
+
+def load_warm_start(
+    path: str | Path,
+    task_name: str,
+    components: Collection[str],
+    limit: int,
+    real_pool: bool,
+    real_share: float,
+) -> WarmStart:
+    """What the run at ``path`` hands over (at most ``limit`` policies)."""
+    run_dir = Path(path)
+    entries = check_source(run_dir, task_name)
     notes: list[str] = []
     policies: list[PolicyGenome] = []
     for e in entries:
