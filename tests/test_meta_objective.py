@@ -98,8 +98,14 @@ def test_pareto_without_pymoo_is_a_clear_error(monkeypatch):
 def test_config_refuses_unknown_objectives_and_bad_weights():
     with pytest.raises(ConfigError, match="unknown objective"):
         config_from_dict({"meta": {"objectives": {"qualty": 1.0}}})
+    zero = dict.fromkeys(("quality", "robustness", "diversity", "conciseness", "human"), 0.0)
     with pytest.raises(ConfigError, match="meta.objectives"):
-        config_from_dict({"meta": {"objectives": {"quality": 0.0}}})
+        config_from_dict({"meta": {"objectives": zero}})
+    with pytest.raises(ConfigError, match="meta.objectives"):
+        config_from_dict({"meta": {"objectives": {"human": -1.0}}})
+    # objectives you do not name keep their default weight (--set meta.objectives.human=2)
+    cfg = config_from_dict({"meta": {"objectives": {"human": 2.0}}})
+    assert cfg.meta.objectives["human"] == 2.0 and cfg.meta.objectives["quality"] == 1.0
     with pytest.raises(ConfigError, match="meta.selection"):
         config_from_dict({"meta": {"selection": "lexicographic"}})
 

@@ -301,6 +301,17 @@ def test_binding_elsewhere_than_loopback_needs_a_token():
         access_token_for("0.0.0.0", " ")
 
 
+def test_run_force_never_deletes_ratings(styled_run, tmp_path):
+    from evotrainer.errors import RunDirectoryError
+    from evotrainer.run.rundir import remove_run
+
+    run = _copy_run(styled_run, tmp_path)
+    RatingStore(run).add(_rating(1))
+    with pytest.raises(RunDirectoryError, match="ratings.sqlite"):
+        remove_run(run)
+    assert RatingStore(run).count() == 1
+
+
 def _copy_run(run: Path, tmp_path: Path) -> Path:
     import shutil
 
@@ -351,7 +362,7 @@ def test_ratings_that_disagree_with_rouge_change_the_harness_choice(tmp_path):
     cfg = _styled_config(
         tmp_path / "cache.sqlite",
         seed=4,
-        meta={"objectives": {"quality": 1.0, "human": 1.0}},
+        meta={"objectives": {"quality": 1.0, "human": 1.0, "diversity": 0.0, "conciseness": 0.0}},
         outer={"every": 2, "variants": 3, "reinject_best": False},
         inner={
             "population": 5,
@@ -418,5 +429,17 @@ def test_ratings_that_disagree_with_rouge_change_the_harness_choice(tmp_path):
         "without": {x: before[x] for x in ("s_vals", "objectives", "meta_scores", "reason")},
         "with": {x: after[x] for x in ("s_vals", "objectives", "meta_scores", "reason")},
         "chosen": {"without": i_before, "with": i_after},
+        "returned": {
+            name: {
+                "style": style(resumed[name], summ["best_policy"]),
+                "final_s_val": summ["final_s_val"],
+                "objectives": summ["meta"]["objectives"],
+                "confirmation": {
+                    x: summ["confirmation"][x] for x in ("measure", "difference", "reason")
+                },
+            }
+            for name in ("without", "with")
+            if (summ := json.loads((tmp_path / name / "summary.json").read_text()))
+        },
     }
     (artifacts / "human_example.json").write_text(json.dumps(doc, indent=2))

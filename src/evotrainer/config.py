@@ -356,19 +356,20 @@ class DefencesConfig(_Strict):
 
 # the objectives of the meta-objective vector (evaluation/objectives.py says how each is measured)
 OBJECTIVES = ("quality", "robustness", "diversity", "conciseness", "human")
+DEFAULT_OBJECTIVES = {
+    "quality": 1.0,
+    "robustness": 0.5,
+    "diversity": 0.1,
+    "conciseness": 0.1,
+    "human": 0.5,
+}
 
 
 class MetaConfig(_Strict):
     objectives: dict[str, float] = Field(
-        default_factory=lambda: {
-            "quality": 1.0,
-            "robustness": 0.5,
-            "diversity": 0.1,
-            "conciseness": 0.1,
-            "human": 0.5,
-        },
+        default_factory=lambda: dict(DEFAULT_OBJECTIVES),
         description="the meta-objective vector: objective -> weight (0 = measured and reported "
-        "only). quality = s_val (outer.s_val_weights); robustness = the probe's share handled "
+        "only; objectives you do not name keep their default weight). quality = s_val (outer.s_val_weights); robustness = the probe's share handled "
         "(defences.robustness_probe); diversity = the population's outputs; conciseness = the "
         "'conciseness' component on validation; human = people's predicted preference "
         "(evotrainer review). An objective that is not measured is left out (weights renormalised)",
@@ -389,6 +390,11 @@ class MetaConfig(_Strict):
         description="prior precision (L2) of the Bradley-Terry fits of people's ratings; larger = "
         "more ratings needed before a preference moves the meta-objective",
     )
+
+    @field_validator("objectives", mode="before")
+    @classmethod
+    def _over_defaults(cls, v: Any) -> Any:
+        return {**DEFAULT_OBJECTIVES, **v} if isinstance(v, dict) else v
 
     @field_validator("objectives")
     @classmethod
