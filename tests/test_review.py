@@ -289,6 +289,15 @@ def test_an_access_token_is_required_when_one_is_set(styled_run):
     assert stranger.post("/rate", data={"choice": "A"}).status_code == 403
 
 
+def test_review_of_a_directory_that_holds_no_run_is_a_clear_error(tmp_path):
+    from typer.testing import CliRunner
+
+    from evotrainer.cli import app
+
+    res = CliRunner().invoke(app, ["review", str(tmp_path), "--port", "0"])
+    assert res.exit_code == 2 and "not a run directory" in res.output
+
+
 def test_binding_elsewhere_than_loopback_needs_a_token():
     assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("::1")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.5")

@@ -86,7 +86,10 @@ def test_rate_in_chromium_then_the_resumed_run_uses_the_ratings(tmp_path):
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     try:
+        from selenium.common.exceptions import NoSuchElementException
+        from selenium.common.exceptions import StaleElementReferenceException as Stale
         from selenium.webdriver.common.by import By
+        from selenium.webdriver.support.ui import WebDriverWait
 
         browser.get(url)
         assert "EvoTrainer review" in browser.title
@@ -104,8 +107,9 @@ def test_rate_in_chromium_then_the_resumed_run_uses_the_ratings(tmp_path):
                 assert css.value_of_css_property("font-weight") in ("600", "bold")  # served CSS
             browser.find_element(By.ID, "comment").send_keys(f"comment {i}: decisions first")
             browser.find_element(By.ID, "choose-a" if i != 1 else "choose-tie").click()
-            saved = browser.find_element(By.ID, "saved").text
-            assert f"Rating #{i + 1} saved" in saved
+            WebDriverWait(browser, 20, ignored_exceptions=(NoSuchElementException, Stale)).until(
+                lambda d, n=i + 1: f"Rating #{n} saved" in d.find_element(By.ID, "saved").text
+            )
         browser.get(url + "scores")
         assert "What people said (3 ratings)" in browser.find_element(By.TAG_NAME, "h2").text
     finally:

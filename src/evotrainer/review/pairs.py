@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import random
+import threading
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
@@ -53,10 +54,15 @@ class ReviewSource:
         self.candidates: list[str] = []
         self._stamp: tuple[Any, ...] | None = None
         self._transcripts: dict[str, str] | None = None
+        self._lock = threading.Lock()  # the server answers requests from several threads
 
     # -- reading the run ----------------------------------------------------------------------
     def refresh(self) -> None:
         """Re-read the run when its newest checkpoint or final files changed."""
+        with self._lock:
+            self._refresh()
+
+    def _refresh(self) -> None:
         files = [self.path / "checkpoints" / "index.json", self.path / "summary.json"]
         stamp = tuple(f.stat().st_mtime_ns if f.exists() else 0 for f in files)
         if stamp == self._stamp:
@@ -125,8 +131,9 @@ class ReviewSource:
     def transcript(self, meeting_id: str) -> str | None:
         """The meeting's transcript (cut to EXCERPT_CHARS), None when the validation data
         cannot be read back (e.g. a run given its validation set through the Python API)."""
-        if self._transcripts is None:
-            self._transcripts = self._load_transcripts()
+        with self._lock:
+            if self._transcripts is None:
+                self._transcripts = self._load_transcripts()
         text = self._transcripts.get(meeting_id)
         if text is None or len(text) <= EXCERPT_CHARS:
             return text
