@@ -159,7 +159,7 @@ def test_outer_loop_lowers_a_gamed_weight_and_raises_s_val(tmp_path):
     assert doc["id"] == result.best.id and doc["ancestors"][0]["id"] == result.best.id
     assert doc["ancestors"][-1]["lineage"]["operator"] in ("seed", "seed_variation")
     assert co.policies[s["initial_policy"]].render().count(HACK) == 1, "the hack won at first"
-    assert s["harness"]["weights"]["action_count"] < 0.8
+    assert s["harness"]["weights"].get("action_count", 0.0) < 0.8  # lowered, or switched off
     assert s["final_s_val"] > s["initial_s_val"] + 0.05
     assert HACK not in result.best.render()
 

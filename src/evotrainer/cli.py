@@ -1,4 +1,4 @@
-"""The command line: ``evotrainer run | resume | report | eval | generate | doctor``."""
+"""The command line: ``evotrainer run | resume | report | review | eval | generate | doctor``."""
 
 from __future__ import annotations
 
@@ -90,8 +90,9 @@ def _conclude(co, result, as_json: bool, report: bool) -> None:  # type: ignore[
         out.print(
             f"[bold]on {c['n']} meetings not used for selection:[/] returned policy "
             f"{c['winner_s_val'] if c['returned'] == c['winner'] else c['best_seed_s_val']:.4f}"
-            f", best seed {c['best_seed_s_val']:.4f}; evolved winner - best seed "
-            f"{c['difference']['mean']:+.4f} [95% CI {lo:+.4f}, {hi:+.4f}]"
+            f", best seed {c['best_seed_s_val']:.4f} (s_val); evolved winner - best seed "
+            f"{c['difference']['mean']:+.4f} [95% CI {lo:+.4f}, {hi:+.4f}] "
+            f"({escape(c.get('measure') or 's_val')})"
         )
         out.print(f"returned {returned}: {c['reason']}", markup=False)
     out.print(
@@ -123,6 +124,13 @@ def run(
     force: Annotated[
         bool, typer.Option("--force", help="replace the run already in --run-dir")
     ] = False,
+    init_from: Annotated[
+        str | None,
+        typer.Option(
+            "--init-from",
+            help="warm start: seed the population and harness from an earlier run directory",
+        ),
+    ] = None,
 ) -> None:
     """Run co-evolution (inner policy GA + outer harness evolution)."""
     from evotrainer.coevolution import CoEvolution
@@ -131,11 +139,18 @@ def run(
 
     rd = run_dir
     try:
-        cfg = load_config(config, set_ or [], _overrides(model, base_url, val_data))
+        values = {**_overrides(model, base_url, val_data)}
+        if init_from:
+            values["init_from"] = init_from
+        cfg = load_config(config, set_ or [], values)
         rd = run_dir or Path("runs") / f"{datetime.now():%Y%m%d-%H%M%S}-seed{cfg.seed}"
         if force:
             remove_run(rd)
         check_new_run_dir(rd)  # before the model loads
+        if cfg.init_from:
+            from evotrainer.run.warm_start import check_source
+
+            check_source(Path(cfg.init_from), cfg.task.name)
         co = CoEvolution(cfg, observers=_observers(as_json))
         result = co.run(rd)
         _conclude(co, result, as_json, cfg.report)
@@ -174,6 +189,28 @@ def report(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> 
 
     try:
         out.print(str(build_report(run_dir)), markup=False, highlight=False)
+    except (EvoTrainerError, OSError) as exc:
+        _fail(exc)
+
+
+@app.command()
+def review(
+    run_dir: Annotated[Path, typer.Argument(help="a run directory (finished or in progress)")],
+    host: Annotated[
+        str, typer.Option("--host", help="address to bind; not loopback needs a token")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535)] = 8765,
+    token: Annotated[
+        str | None,
+        typer.Option("--token", help="access token (default: none on 127.0.0.1, random elsewhere)"),
+    ] = None,
+) -> None:
+    """Serve a local page where people rate two policies' minutes blind, side by side; ratings
+    go to RUN_DIR/ratings.sqlite and a running or resumed run uses them at its next outer step."""
+    from evotrainer.review.server import serve
+
+    try:
+        serve(run_dir, host, port, token, say=lambda m: err.print(m, markup=False, highlight=False))
     except (EvoTrainerError, OSError) as exc:
         _fail(exc)
 

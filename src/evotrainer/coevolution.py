@@ -32,6 +32,7 @@ from evotrainer.evaluation.confirmation import Confirmation, confirm
 from evotrainer.evaluation.error_rate import ErrorRateGuard
 from evotrainer.evaluation.evaluator import Evaluator, PolicyFitness
 from evotrainer.evaluation.fitness import FitnessJudge, input_text
+from evotrainer.evaluation.meta_judge import MetaJudge
 from evotrainer.evaluation.runner import Runner, runner_for
 from evotrainer.evaluation.validation import Validator
 from evotrainer.harness.genome import HarnessBounds, HarnessGenome
@@ -210,6 +211,11 @@ class CoEvolution:
             space,
             real_pool=bool(self.real_pool.instances),
         )
+        # the meta-objective vector; the archive ranks by its meta score (people's ratings too)
+        self.meta = MetaJudge(
+            config.meta, self.validator, self.evaluator, config.outer.s_val_weights
+        )
+        self.hopt.archive.rank = self.meta.rank
         seeds = (
             [
                 PolicyGenome.from_text(t, name=f"S{i}")
@@ -442,19 +448,56 @@ class CoEvolution:
                 outer_step=self.outer_step,
                 partial=r.partial,
                 n=r.n,
+                llm_calls=self.budget.snapshot()["llm_calls"],  # spent when this s_val was known
             )
         return results
 
     def _archive(
-        self, policy: PolicyGenome, harness: HarnessGenome, result: ValidationResult
+        self,
+        policy: PolicyGenome,
+        harness: HarnessGenome,
+        result: ValidationResult,
+        diversity: float | None = None,
     ) -> None:
         """Archive a fully validated pair: not a raced-out estimate, and never a policy that
-        broke the constitution (it can never be returned)."""
+        broke the constitution (it can never be returned). ``diversity``: of the population
+        it came from (the pair's meta-objective vector keeps it)."""
         if result.partial or policy.id in self.judge.rejected:
             return
+        objectives = self.meta.objective.vector(result, diversity)  # human: read when ranked
         self.hopt.archive.add(
-            ArchiveEntry(policy, harness, result.s_val, self.inner.generation, self.outer_step)
+            ArchiveEntry(
+                policy, harness, result.s_val, self.inner.generation, self.outer_step, objectives
+            )
         )
+
+    def _read_ratings(self) -> None:
+        """New ratings from people (evotrainer review): refit the human objective."""
+        news = self.meta.read_ratings()
+        if news and "warning" in news:
+            self.emit(ev.WARNING, message=news["warning"])
+        elif news:
+            self.emit(ev.HUMAN_FEEDBACK, outer_step=self.outer_step, **news)
+
+    def _warm_start(self, source: str) -> None:
+        """Seed the population and the harness from an earlier run (run/warm_start.py)."""
+        from evotrainer.run.warm_start import load_warm_start
+
+        hand = len(self.inner.seeds)
+        w = load_warm_start(
+            source,
+            self.task.name,
+            set(self.evaluator.components),
+            max(1, self.cfg.inner.population - hand),
+            bool(self.real_pool.instances),
+            self.cfg.harness.real_share,
+        )
+        self.inner = self._new_inner([*w.policies, *self.inner.seeds])
+        if w.harness is not None:
+            h = w.harness.bounded(self.bounds)
+            self.hopt.base = self.hopt.current = h
+            self.hopt.space = tuple(sorted(set(self.hopt.space) | set(h.active())))
+        self.emit(ev.WARM_START, **w.to_json())
 
     # -- the run -------------------------------------------------------------------------
     def run(self, run_dir: str | Path | None = None) -> RunResult:
@@ -465,6 +508,7 @@ class CoEvolution:
             rd = RunDirectory.open_or_create(Path(run_dir), self.cfg, self.initial is not None)
             self.run_dir = rd.path
             self.observers.append(rd.log)
+            self.meta.attach(rd.path)
         for type_, data in self._notes:
             self.emit(type_, **data)
         self._notes = []
@@ -536,6 +580,8 @@ class CoEvolution:
         )
         if vs.synthetic:
             self.emit(ev.WARNING, message=vs.message)
+        if self.cfg.init_from:
+            self._warm_start(self.cfg.init_from)
         batch = self.batch(self.epoch, self.harness)
         initial = self.inner.ask()
         self.inner.tell(self.fitness_of(initial, batch, self.harness))
@@ -551,30 +597,34 @@ class CoEvolution:
                 p
                 for p in initial
                 if p.id != best.id
-                and p.lineage.operator == "seed"
+                and p.lineage.operator in ("seed", "import")
                 and math.isfinite(self.inner.fitness[p.id].fitness)
             ]
             self.validator.validate([best, *seeds])  # together: one prefill per meeting
         first = self.validate([best], "initial")[best.id]
         s = first.s_val
-        self._archive(best, self.harness, first)
+        div = self.meta.population_diversity(self.inner, batch)
+        self._archive(best, self.harness, first, div)
         initial_best = (best.id, s)
         results = self.validate(seeds, "seed")
         for p in seeds:
             s_seed = results[p.id].s_val
-            self._archive(p, self.harness, results[p.id])
+            self._archive(p, self.harness, results[p.id], div)
             if s_seed > initial_best[1]:
                 initial_best = (p.id, s_seed)
         self.initial = initial_best
-        self.hopt.observe(s)
+        self.meta.baseline = initial_best[0]
+        self.hopt.observe(self.meta.score(self.meta.vector(best.id, first, div)))
         self.checkpoint()
 
     def _outer_step(self, batch: list[Instance]) -> list[Instance]:
         self.outer_step += 1
+        self._read_ratings()
         best = self.inner.best()
         current = self.validate([best], "incumbent", race=True)[best.id]
-        self._archive(best, self.harness, current)
-        rollback = self.hopt.observe(current.s_val)
+        div = self.meta.population_diversity(self.inner, batch)
+        self._archive(best, self.harness, current, div)
+        rollback = self.hopt.observe(self.meta.score(self.meta.vector(best.id, current, div)))
         if rollback is not None:
             fit = self.fitness_of([rollback.policy], batch, self.harness)
             self.inner.inject(rollback.policy, fit[rollback.policy.id])
@@ -632,9 +682,15 @@ class CoEvolution:
         bests = [opt.best() for opt, _, _ in trials]
         results = self.validate(bests, "trial", race=True)
         s_vals = [results[b.id].s_val for b in bests]
-        for b, h in zip(bests, variants, strict=True):
-            self._archive(b, h, results[b.id])
-        decision = self.hopt.tell(s_vals)
+        divs = [self.meta.population_diversity(opt, tb) for opt, tb, _ in trials]
+        vectors = [
+            self.meta.vector(b.id, results[b.id], d) for b, d in zip(bests, divs, strict=True)
+        ]
+        for b, h, d in zip(bests, variants, divs, strict=True):
+            self._archive(b, h, results[b.id], d)
+        choice, why, front = self.meta.objective.choose(vectors)
+        scores = [self.meta.score(v) for v in vectors]
+        decision = self.hopt.tell(scores, choice, why)
         self.trial_generations += self.cfg.outer.trial_generations * len(variants)
         self.inner, batch, self.epoch = trials[decision.index]
         if self.monitor:
@@ -648,6 +704,10 @@ class CoEvolution:
             weakness=report.to_json(),
             variants=[v.to_json() for v in variants],
             s_vals=s_vals,
+            objectives=vectors,
+            meta_scores=scores,
+            selection=self.cfg.meta.selection,
+            front=front,
             trial_best=[b.id for b in bests],
             chosen=decision.chosen.to_json(),
             changed=decision.changed,
@@ -684,10 +744,12 @@ class CoEvolution:
         generations, so s_val is tracked and the proxy-gap monitor can compare it to the
         training reward."""
         self.outer_step += 1
+        self._read_ratings()
         best = self.inner.best()
         v = self.validate([best], "incumbent", race=True)[best.id]
-        self._archive(best, self.harness, v)
-        self.hopt.s_val_history.append(v.s_val)
+        div = self.meta.population_diversity(self.inner, self.batch(self.epoch, self.harness))
+        self._archive(best, self.harness, v, div)
+        self.hopt.s_val_history.append(self.meta.score(self.meta.vector(best.id, v, div)))
         if self.monitor:
             train = self.inner.fitness[best.id].fitness
             self._alerts(self.monitor.observe_validation(self.outer_step, v.s_val, train))
@@ -773,10 +835,13 @@ class CoEvolution:
         last = None
         held_back = self.budget.reserve > 0  # calls kept for this validation (budget.reserve_final)
         self.budget.release_reserve()
+        self._read_ratings()
         if stopped == "completed" or held_back:
             try:
                 last = self.validate([final_best], "final", race=True)[final_best.id]
-                self._archive(final_best, self.harness, last)
+                batch = self.batch(self.epoch, self.harness)
+                div = self.meta.population_diversity(self.inner, batch)
+                self._archive(final_best, self.harness, last, div)
             except BudgetExceeded as exc:
                 if stopped != "budget":
                     stopped = "budget"
@@ -815,8 +880,15 @@ class CoEvolution:
                 race=False,
             )
         try:
+            rows, measure = self.meta.per_meeting(self.confirmer)  # what selection used
             c = confirm(
-                self.confirmer, winner, seed, self.cfg.validation.return_rule, self.cfg.seed
+                self.confirmer,
+                winner,
+                seed,
+                self.cfg.validation.return_rule,
+                self.cfg.seed,
+                rows,
+                measure,
             )
         except BudgetExceeded as exc:
             self.emit(ev.WARNING, message=f"no confirmation (budget exhausted: {exc})")
@@ -859,6 +931,7 @@ class CoEvolution:
                 "truncation": self.validator.truncation,
             },
             "confirmation": self.confirmation.to_json() if self.confirmation else None,
+            "meta": self.meta.summary(self.hopt.archive, best),
             "training": {
                 "real_pool": len(self.real_pool.instances),
                 "real_source": self.real_pool.source or None,
@@ -921,6 +994,7 @@ class CoEvolution:
         self.outer_step = int(s["outer_step"])
         self.trial_generations = int(s["trial_generations"])
         self.initial = (s["initial"][0], float(s["initial"][1])) if s["initial"] else None
+        self.meta.baseline = self.initial[0] if self.initial else None
         self.budget.restore(s["budget"])
         self.elapsed_before = float(s["elapsed_s"])
         self._t0 = time.perf_counter()

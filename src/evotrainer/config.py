@@ -354,6 +354,62 @@ class DefencesConfig(_Strict):
         return v
 
 
+# the objectives of the meta-objective vector (evaluation/objectives.py says how each is measured)
+OBJECTIVES = ("quality", "robustness", "diversity", "conciseness", "human")
+# By default the meta score is s_val, plus robustness when the probe is on and people's
+# preference once there are ratings; diversity and conciseness are measured and reported, and
+# count only when given a weight.
+DEFAULT_OBJECTIVES = {
+    "quality": 1.0,
+    "robustness": 0.5,
+    "diversity": 0.0,
+    "conciseness": 0.0,
+    "human": 0.5,
+}
+
+
+class MetaConfig(_Strict):
+    objectives: dict[str, float] = Field(
+        default_factory=lambda: dict(DEFAULT_OBJECTIVES),
+        description="the meta-objective vector: objective -> weight (0 = measured and reported "
+        "only; objectives you do not name keep their default weight). quality = s_val (outer.s_val_weights); robustness = the probe's share handled "
+        "(defences.robustness_probe); diversity = the population's outputs; conciseness = the "
+        "'conciseness' component on validation; human = people's predicted preference "
+        "(evotrainer review). An objective that is not measured is left out (weights renormalised)",
+    )
+    selection: Literal["weighted", "pareto"] = Field(
+        "weighted",
+        description="how the outer loop picks a harness variant: weighted = the highest weighted "
+        "mean of the vector (meta score); pareto = non-dominated sorting of the variants over the "
+        "objectives with weight > 0, ties on the front broken by the largest hypervolume "
+        "contribution, then the meta score, then the earlier variant (needs pymoo: evotrainer[moo])",
+    )
+    human_min_ratings: int = Field(
+        3, ge=1, description="ratings needed before the human objective is fitted and used"
+    )
+    human_prior: float = Field(
+        1.0,
+        gt=0,
+        description="prior precision (L2) of the Bradley-Terry fits of people's ratings; larger = "
+        "more ratings needed before a preference moves the meta-objective",
+    )
+
+    @field_validator("objectives", mode="before")
+    @classmethod
+    def _over_defaults(cls, v: Any) -> Any:
+        return {**DEFAULT_OBJECTIVES, **v} if isinstance(v, dict) else v
+
+    @field_validator("objectives")
+    @classmethod
+    def _known(cls, v: dict[str, float]) -> dict[str, float]:
+        unknown = sorted(set(v) - set(OBJECTIVES))
+        if unknown:
+            raise ValueError(f"unknown objective(s) {unknown}; known: {list(OBJECTIVES)}")
+        if any(w < 0 for w in v.values()) or sum(v.values()) <= 0:
+            raise ValueError("weights must be >= 0 with at least one > 0")
+        return v
+
+
 class RunConfig(_Strict):
     seed: int = Field(0, description="master seed of every random choice")
     model: ModelConfig = Field(default_factory=ModelConfig)
@@ -365,6 +421,12 @@ class RunConfig(_Strict):
     harness: HarnessConfig = Field(default_factory=HarnessConfig)
     validation: ValidationConfig = Field(default_factory=ValidationConfig)
     defences: DefencesConfig = Field(default_factory=DefencesConfig)
+    meta: MetaConfig = Field(default_factory=MetaConfig)
+    init_from: str | None = Field(
+        None,
+        description="warm start: an earlier run directory (same task, any model or corpus) "
+        "whose archive front seeds the population and whose best harness seeds the harness",
+    )
     report: bool = Field(True, description="write the HTML report when the run ends")
 
     def to_yaml(self) -> str:

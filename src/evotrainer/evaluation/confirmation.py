@@ -9,16 +9,24 @@ decides what it returns:
 - ``better_mean``: the winner if its mean paired difference is > 0, else the best seed;
 - ``ci_above_zero``: the winner only if the interval's lower end is > 0;
 - ``selection``: the winner regardless (the confirmation is then only reported).
+
+What is compared per meeting is s_val, or what the run selected on: ``row_scores`` (the driver
+passes the meta score per meeting: quality, conciseness and people's predicted preference; see
+evaluation/meta_judge.py), named by ``measure``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from evotrainer.evaluation.paired import PairedDifference, paired_difference
 from evotrainer.evaluation.validation import Validator
 from evotrainer.policy.genome import PolicyGenome
+from evotrainer.types import ValidationResult
+
+RowScores = Callable[[str, ValidationResult], dict[str, float]]  # policy id, result -> per meeting
 
 
 @dataclass(frozen=True)
@@ -32,6 +40,7 @@ class Confirmation:
     returned: str  # policy id the run returns
     reason: str
     ids: tuple[str, ...] = ()
+    measure: str = "s_val"  # what the paired difference is of
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -46,6 +55,7 @@ class Confirmation:
             "returned": self.returned,
             "returned_is_seed": self.returned == self.best_seed,
             "reason": self.reason,
+            "measure": self.measure,
         }
 
 
@@ -55,11 +65,17 @@ def confirm(
     best_seed: PolicyGenome,
     rule: str,
     seed: int = 0,
+    row_scores: RowScores | None = None,
+    measure: str = "s_val",
 ) -> Confirmation:
     """Validate both on the confirmation instances (``validator``) and apply ``rule``."""
     results = validator.validate([winner, best_seed])
     w, s = results[winner.id], results[best_seed.id]
-    diff = paired_difference(validator.row_s_vals(w), validator.row_s_vals(s), seed=seed)
+    if row_scores is None:
+        a, b = validator.row_s_vals(w), validator.row_s_vals(s)
+    else:
+        a, b = row_scores(winner.id, w), row_scores(best_seed.id, s)
+    diff = paired_difference(a, b, seed=seed)
     if winner.id == best_seed.id:
         returned, reason = winner.id, "the selection winner is the best seed"
     elif rule == "selection":
@@ -90,4 +106,5 @@ def confirm(
         returned,
         reason,
         tuple(i.id for i in validator.instances),
+        measure,
     )

@@ -81,7 +81,7 @@ class HarnessOptimizer:
             for d, e in zip(last4, last4[1:], strict=False)
         )
         best = self.archive.best()
-        if (falling or oscillating) and best is not None and best.s_val > s_val:
+        if (falling or oscillating) and best is not None and self.archive.score(best) > s_val:
             self.current = HarnessGenome(
                 best.harness.difficulty,
                 best.harness.weights,
@@ -93,7 +93,7 @@ class HarnessOptimizer:
             ).bounded(self.bounds)
             self.velocity = {}
             self.explore = 1.5
-            self.s_val_history.append(best.s_val)  # the restored point is the new reference
+            self.s_val_history.append(self.archive.score(best))  # the new reference
             return best
         return None
 
@@ -129,10 +129,16 @@ class HarnessOptimizer:
         self.pending = variants
         return list(variants)
 
-    def tell(self, s_vals: Sequence[float]) -> HarnessDecision:
+    def tell(
+        self, s_vals: Sequence[float], choice: int | None = None, why: str = ""
+    ) -> HarnessDecision:
+        """``s_vals``: each variant's score (s_val or meta score; CMA-ES learns from them).
+        ``choice``: the variant chosen by another rule (Pareto selection), with ``why``;
+        default: the highest score."""
         if len(s_vals) != len(self.pending):
             raise ValueError(f"tell() got {len(s_vals)} scores for {len(self.pending)} variants")
         idx = max(range(len(s_vals)), key=lambda i: (s_vals[i], -i))  # ties: earliest
+        idx = idx if choice is None else choice
         chosen = self.pending[idx]
         changed = chosen.id != self.current.id
         if self._cma is not None:
@@ -150,6 +156,9 @@ class HarnessOptimizer:
             if changed
             else f"kept the incumbent (s_val {s_vals[idx]:.4f})"
         )
+        if why:
+            reason = f"variant {idx} ({chosen.operator})" if changed else "kept the incumbent"
+            reason += f": {why}"
         self.decisions.append(
             {
                 "step": self.step,
@@ -303,7 +312,9 @@ class HarnessOptimizer:
         self.step = int(s["step"])
         self.s_val_history = list(s["s_val_history"])
         self.decisions = list(s["decisions"])
+        rank = self.archive.rank  # the driver's ranking is not state: keep it
         self.archive = Archive.from_json(s["archive"])
+        self.archive.rank = rank
         self.explore = float(s["explore"])
         self.rng = rng_from_state(s["rng"])
         # plain numbers only; anything else (e.g. an old checkpoint's pickle) is never loaded

@@ -218,13 +218,15 @@ def _outer_table(run: RunData) -> str:
         rb = ' <span class="badge rb">rollback</span>' if e.get("rollback") else ""
         changed = "changed harness" if e.get("changed") else "kept incumbent"
         rows.append(
-            f'<tr class="step"><td colspan="7"><strong>Step {esc(e.get("outer_step"))}</strong> '
+            f'<tr class="step"><td colspan="8"><strong>Step {esc(e.get("outer_step"))}</strong> '
             f"(→ generation {esc(e.get('generation'))}) · {esc(changed)} · "
             f"{esc(e.get('reason', ''))}{rb}</td></tr>"
         )
         s_vals = e.get("s_vals") or []
+        metas = e.get("meta_scores") or []
         for i, var in enumerate(e.get("variants") or []):
             s = s_vals[i] if i < len(s_vals) else None
+            m = metas[i] if i < len(metas) else None
             is_chosen = var.get("id") == chosen_id
             cls = ' class="chosen"' if is_chosen else ""
             rows.append(
@@ -232,12 +234,12 @@ def _outer_table(run: RunData) -> str:
                 f'<td class="num">{esc(fmt(var.get("difficulty"), 2))}</td>'
                 f'<td class="num">{esc(fmt(var.get("real_share"), 2))}</td>'
                 f"<td>{esc(_weights(var.get('weights')))}</td><td>{esc(var.get('note') or '')}</td>"
-                f'<td class="num">{esc(fmt(s))}</td></tr>'
+                f'<td class="num">{esc(fmt(s))}</td><td class="num">{esc(fmt(m))}</td></tr>'
             )
     head = (
         "<tr><th>#</th><th>operator</th><th class=num>L</th><th class=num>real share</th>"
         "<th>weights</th><th>note</th>"
-        "<th class=num>s_val</th></tr>"
+        "<th class=num>s_val</th><th class=num>meta score</th></tr>"
     )
     rb_list = ""
     if run.rollbacks():
@@ -292,7 +294,8 @@ def _confirmation(run: RunData) -> str:
     table = _table(["policy", "id", "s_val on the confirmation meetings"], rows, num=(2,))
     return (
         f"<p>On <strong>{esc(d.get('n'))}</strong> validation meetings that selection never saw, "
-        f"the selection winner minus the best seed (paired, per meeting): "
+        f"the selection winner minus the best seed (paired, per meeting, "
+        f"{esc(c.get('measure') or 's_val')}): "
         f"<strong>{esc(fmt(d.get('mean')))}</strong>, 95% bootstrap interval "
         f"[{esc(fmt(lo))}, {esc(fmt(hi))}]. Rule <code>{esc(c.get('rule'))}</code>: returned the "
         f"<strong>{esc(returned)}</strong> ({esc(c.get('reason'))}).</p>"
@@ -438,6 +441,7 @@ def _budget(run: RunData) -> str:
 
 def render_page(run: RunData, plots: Mapping[str, Path]) -> str:
     from evotrainer.report.defences import defences_section  # it uses this module's helpers
+    from evotrainer.report.meta import front_section, human_section
 
     sv = (
         '<p class="sub">Line: s_val of the incumbent best at the start, at each outer step and at '
@@ -453,6 +457,13 @@ def render_page(run: RunData, plots: Mapping[str, Path]) -> str:
         _card("Harness trajectory", _img(plots.get("harness"), "harness")),
         _card("Population diversity", _img(plots.get("diversity"), "diversity")),
         _card("Outer steps: harness variants", _outer_table(run), "full", "outer"),
+        _card(
+            "Meta-objective: the front",
+            front_section(run, plots.get("front"), _img, _table, esc),
+            "full",
+            "front",
+        ),
+        _card("Human review", human_section(run, _table, esc), "full", "human"),
         _card("Defences", defences_section(run), "full", "defences"),
         _card("Operator statistics", _operators(run, plots.get("operators")), "", "operators"),
         _card("Budget", _budget(run), "", "budget"),

@@ -31,7 +31,14 @@ STYLE = {
 
 
 @contextmanager
-def _figure(path: Path, nrows: int = 1, height: float = 3.2, sharex: bool = True) -> Iterator[Any]:
+def _figure(
+    path: Path,
+    nrows: int = 1,
+    height: float = 3.2,
+    sharex: bool = True,
+    ncols: int = 1,
+    integer_x: bool = True,
+) -> Iterator[Any]:
     import matplotlib
 
     matplotlib.use("Agg", force=True)
@@ -40,13 +47,13 @@ def _figure(path: Path, nrows: int = 1, height: float = 3.2, sharex: bool = True
 
     style = {**STYLE, "axes.prop_cycle": cycler(color=COLORS)}
     with plt.rc_context(style):
-        fig, axes = plt.subplots(nrows, 1, figsize=(7.2, height), sharex=sharex, squeeze=False)
+        fig, axes = plt.subplots(nrows, ncols, figsize=(7.2, height), sharex=sharex, squeeze=False)
         try:
             flat = [a for row in axes for a in row]
             yield fig, flat
             from matplotlib.ticker import MaxNLocator
 
-            for ax in flat:  # generations and counts are whole numbers
+            for ax in flat if integer_x else ():  # generations and counts are whole numbers
                 ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             fig.tight_layout()
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -249,12 +256,15 @@ def operators_plot(run: RunData, out: Path) -> Path | None:
 
 def all_plots(run: RunData, out: Path) -> dict[str, Path]:
     """Every plot that has data: name -> PNG path."""
+    from evotrainer.report.meta import front_plot
+
     plots = {
         "fitness": fitness_plot,
         "s_val": s_val_plot,
         "harness": harness_plot,
         "diversity": diversity_plot,
         "operators": operators_plot,
+        "front": front_plot,
     }
     made = {}
     for name, fn in plots.items():

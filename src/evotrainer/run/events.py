@@ -24,12 +24,14 @@ class Event:
 
 # event types, in the order a run emits them
 RUN_STARTED = "run_started"
+WARM_START = "warm_start"  # policies and harness seeded from an earlier run (init_from)
 VALIDATION_SET = "validation_set"  # which validation data (real or synthetic fallback)
 GENERATION = "generation"  # one inner generation done
 VALIDATION_STARTED = "validation_started"  # policies start meeting the validation meetings
 VALIDATION = "validation"  # a policy validated: s_val
 TRIAL_STARTED = "trial_started"  # a harness variant's short trial run starts
 TRIAL_FINISHED = "trial_finished"
+HUMAN_FEEDBACK = "human_feedback"  # new ratings read (review), human model refitted
 OUTER_STEP = "outer_step"  # harness variants trialled and a decision taken
 ROLLBACK = "rollback"
 REINJECT = "reinject"  # the best validated policy put back into the population

@@ -6,7 +6,9 @@ checkpoints/         ckpt-NNNNN.json (atomic, checksummed) + index.json
 best/prompt.txt      the best policy's text
 best/policy.json     its components, s_val and metrics, fitness and lineage (ancestors)
 best/validation.json its per-meeting validation rows (outputs, metrics, rewards)
-archive.json         every archived (policy, harness, s_val) pair
+archive.json         every archived (policy, harness, s_val) pair with its objectives
+front.json           the archive's Pareto front over the meta-objective vector
+ratings.sqlite       people's ratings (evotrainer review); never removed by --force
 summary.json         the run's numbers
 report/              the HTML report (evotrainer report RUN_DIR)
 .lock                held (fcntl) by the one process writing the run; holds its pid
@@ -50,6 +52,7 @@ RUN_FILES = (
     "checkpoints",
     "best",
     "archive.json",
+    "front.json",
     "summary.json",
     "report",
 )
@@ -122,6 +125,9 @@ def absolute_paths(config: RunConfig) -> RunConfig:
         value = getattr(sub, key)
         if value and Path(value).exists() and not Path(value).is_absolute():
             updates[section] = sub.model_copy(update={key: str(Path(value).resolve())})
+    source = config.init_from
+    if source and Path(source).exists() and not Path(source).is_absolute():
+        updates["init_from"] = str(Path(source).resolve())  # type: ignore[assignment]
     return config.model_copy(update=updates)
 
 
@@ -218,6 +224,7 @@ def write_results(co: CoEvolution, summary: dict[str, Any], best: PolicyGenome) 
     if v:
         atomic_write(rd / "best" / "validation.json", dumps_strict(list(v.per_instance)))
     atomic_write(rd / "archive.json", dumps_strict(co.hopt.archive.to_json()))
+    atomic_write(rd / "front.json", dumps_strict(co.meta.front(co.hopt.archive)))
     atomic_write(rd / "summary.json", dumps_strict(summary))
 
 

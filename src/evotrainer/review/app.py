@@ -1,0 +1,236 @@
+"""The review page (Flask): a blind, side-by-side comparison of two policies' minutes on one
+validation meeting, with the transcript excerpt and the human reference; better / worse / tie
+and an optional comment. Plain HTML forms: no JavaScript, nothing fetched from elsewhere (the
+stylesheet is served by the app; a Content-Security-Policy forbids everything else).
+
+Submissions carry a **pair token**: the pair (meeting, left and right policy) and a one-time
+nonce, signed with a secret that lives only in the server's memory (itsdangerous). The server
+takes the pair from the token, never from the form, so a submission cannot name other
+policies; an altered, foreign or expired token is refused; a token already used is refused by
+the ratings file's UNIQUE nonce (a replay, a double click, a second tab). Every refusal is a
+page that says what happened and links to the next pair.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import random
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, g, redirect, render_template, request, url_for
+from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
+
+from evotrainer.errors import EvoTrainerError
+from evotrainer.review.agreement import agreement
+from evotrainer.review.bradley_terry import policy_scores
+from evotrainer.review.human_model import fit_human_model
+from evotrainer.review.pairs import ReviewSource
+from evotrainer.review.store import Rating, RatingStore, ReplayedRating
+
+PAIR_MAX_AGE_S = 12 * 3600
+MAX_COMMENT = 2000
+MAX_REVIEWER = 80
+CHOICES = {"A": "left", "B": "right", "tie": "tie"}
+COOKIE = "evotrainer_review"
+CSP = (
+    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'"
+)
+
+
+class Refused(Exception):
+    def __init__(self, status: int, title: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.title, self.message = status, title, message
+
+
+def create_app(
+    run_dir: Path,
+    access_token: str | None = None,
+    rng: random.Random | None = None,
+    max_age_s: int = PAIR_MAX_AGE_S,
+) -> Flask:
+    """The review app for one run directory. ``access_token``: required on every request
+    (``?token=`` once, then a cookie); ``rng``: the pair draws (tests pass a seeded one)."""
+    source = ReviewSource(Path(run_dir))
+    store = RatingStore(source.path)
+    pick = rng or random.SystemRandom()
+    app = Flask(__name__)
+    app.config["MAX_CONTENT_LENGTH"] = 64 * 1024
+    signer = URLSafeTimedSerializer(secrets.token_bytes(32), salt="evotrainer-review-pair")
+
+    @app.before_request
+    def _check_access() -> Any:
+        if access_token is None:
+            return None
+        given = request.args.get("token") or request.cookies.get(COOKIE) or ""
+        if not hmac.compare_digest(given.encode(), access_token.encode()):
+            return _refusal(
+                Refused(
+                    403,
+                    "Access token needed",
+                    "This review server was started with an access token: open the address it "
+                    "printed (ending in ?token=...).",
+                )
+            )
+        g.set_token_cookie = request.args.get("token") is not None
+        return None
+
+    @app.after_request
+    def _headers(resp: Any) -> Any:
+        resp.headers["Content-Security-Policy"] = CSP
+        resp.headers["X-Content-Type-Options"] = "nosniff"
+        resp.headers["Referrer-Policy"] = "no-referrer"
+        resp.headers["Cache-Control"] = "no-store"
+        if access_token is not None and g.get("set_token_cookie"):
+            resp.set_cookie(COOKIE, access_token, httponly=True, samesite="Strict")
+        return resp
+
+    @app.errorhandler(Refused)
+    def _refused(exc: Refused) -> Any:
+        return _refusal(exc)
+
+    @app.errorhandler(413)
+    def _too_large(_exc: Any) -> Any:
+        return _refusal(Refused(413, "Submission too large", "The form was larger than 64 KB."))
+
+    @app.errorhandler(405)
+    def _method(_exc: Any) -> Any:
+        return _refusal(
+            Refused(405, "Not allowed", "Ratings are sent with the form's buttons (POST /rate).")
+        )
+
+    @app.get("/")
+    def review() -> Any:
+        try:
+            ratings = store.all()
+            pair = source.next_pair(ratings, pick)
+        except EvoTrainerError as exc:
+            return _refusal(Refused(503, "Nothing to review yet", str(exc)))
+        saved = request.args.get("saved", type=int)
+        if pair is None:
+            return render_template(
+                "message.html",
+                title="Nothing to review",
+                message="This run has no two policies with different minutes on a selection "
+                "meeting yet. Reload when the run has validated more policies.",
+                ratings=len(ratings),
+            )
+        issued = time.time()
+        token = signer.dumps(
+            {
+                "n": secrets.token_urlsafe(16),
+                "m": pair.meeting_id,
+                "l": pair.left,
+                "r": pair.right,
+                "t": issued,
+            }
+        )
+        return render_template(
+            "review.html",
+            run=source.path.name,
+            meeting=pair.meeting_id,
+            transcript=source.transcript(pair.meeting_id),
+            reference=source.reference(pair.meeting_id),
+            left=source.minutes(pair.left, pair.meeting_id),
+            right=source.minutes(pair.right, pair.meeting_id),
+            token=token,
+            ratings=len(ratings),
+            saved=saved,
+            max_comment=MAX_COMMENT,
+        )
+
+    @app.post("/rate")
+    def rate() -> Any:
+        form = request.form
+        raw = form.get("pair", "")
+        if not raw:
+            raise Refused(400, "Malformed submission", "The form has no pair token.")
+        try:
+            payload = signer.loads(raw, max_age=max_age_s)
+        except SignatureExpired:
+            raise Refused(
+                400,
+                "Pair expired",
+                f"This pair was shown more than {max_age_s // 3600 or max_age_s} "
+                f"{'hours' if max_age_s >= 3600 else 'seconds'} ago; nothing was stored. "
+                "Rate the next pair instead.",
+            ) from None
+        except BadSignature:
+            raise Refused(
+                400,
+                "Malformed submission",
+                "The pair token was altered or was not issued by this review server (it may "
+                "have been restarted since the page was shown); nothing was stored.",
+            ) from None
+        if not isinstance(payload, dict) or not {"n", "m", "l", "r", "t"} <= set(payload):
+            raise Refused(400, "Malformed submission", "The pair token is incomplete.")
+        choice = form.get("choice", "")
+        if choice not in CHOICES:
+            raise Refused(
+                400,
+                "Malformed submission",
+                "The choice must be A, B or tie (one of the three buttons); nothing was stored.",
+            )
+        comment, reviewer = form.get("comment", ""), form.get("reviewer", "")
+        if len(comment) > MAX_COMMENT or len(reviewer) > MAX_REVIEWER:
+            raise Refused(
+                400,
+                "Malformed submission",
+                f"The comment may have at most {MAX_COMMENT} characters and the name "
+                f"{MAX_REVIEWER}; nothing was stored.",
+            )
+        rating = Rating(
+            meeting_id=str(payload["m"]),
+            left=str(payload["l"]),
+            right=str(payload["r"]),
+            outcome=CHOICES[choice],
+            comment=comment.strip(),
+            reviewer=reviewer.strip(),
+            nonce=str(payload["n"]),
+            issued_at=float(payload["t"]),
+            created_at=time.time(),
+        )
+        try:
+            rid = store.add(rating)
+        except ReplayedRating:
+            raise Refused(
+                409,
+                "Already rated",
+                "This pair was rated before (the form was sent twice, or replayed). The first "
+                "rating is kept; nothing was stored twice.",
+            ) from None
+        return redirect(url_for("review", saved=rid), code=303)
+
+    @app.get("/scores")
+    def scores() -> Any:
+        ratings = store.all()
+        with contextlib.suppress(EvoTrainerError):  # no checkpoint yet: scores without rows
+            source.refresh()
+        rows_of = source.rows.get
+        weights = source.cfg.outer.s_val_weights
+        model = fit_human_model(ratings, rows_of, source.cfg.meta.human_prior)
+        return render_template(
+            "scores.html",
+            run=source.path.name,
+            ratings=len(ratings),
+            scores=policy_scores(ratings, source.cfg.meta.human_prior),
+            agreement=agreement(ratings, rows_of, weights),
+            features=model.feature_weights() if model else {},
+        )
+
+    @app.get("/health")
+    def health() -> Any:
+        return {"ratings": store.count()}
+
+    def _refusal(exc: Refused) -> Any:
+        return (
+            render_template("message.html", title=exc.title, message=exc.message, error=True),
+            exc.status,
+        )
+
+    return app

@@ -1,0 +1,164 @@
+"""What there is to review in a run directory, and which pair to show next.
+
+The review page only reads the run directory (the newest intact checkpoint, and at the end
+archive.json, front.json and best/validation.json): it works on a run in progress, killed or
+finished, and never takes the run's lock. Pairs are drawn from the **selection** meetings of the
+validation data only (ratings feed selection; the confirmation meetings stay held out).
+
+Candidates: the best seed (the human objective's reference), then the archived policies by meta
+score (without the human objective), at most ``MAX_POLICIES``; only policies with minutes on
+every selection meeting. The next pair is the (two policies, meeting) combination with the
+fewest ratings so far (ties at random), skipping meetings where both wrote the same text; the
+two sides are shown in random order.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from evotrainer.config import config_from_dict
+from evotrainer.errors import CheckpointError, EvoTrainerError
+from evotrainer.evaluation.objectives import MetaObjective
+from evotrainer.review.store import Rating
+
+MAX_POLICIES = 6
+EXCERPT_CHARS = 6000
+
+
+@dataclass(frozen=True)
+class Pair:
+    meeting_id: str
+    left: str  # policy id shown as "Minutes A"
+    right: str  # policy id shown as "Minutes B"
+
+
+class ReviewSource:
+    def __init__(self, run_dir: Path) -> None:
+        self.path = Path(run_dir)
+        if not (self.path / "config.yaml").is_file():
+            raise EvoTrainerError(
+                f"{self.path} is not a run directory (no config.yaml): give the --run-dir of a run"
+            )
+        data = yaml.safe_load((self.path / "config.yaml").read_text(encoding="utf-8")) or {}
+        self.cfg = config_from_dict(data, str(self.path / "config.yaml"))
+        self.rows: dict[str, dict[str, dict[str, Any]]] = {}  # policy -> meeting -> row
+        self.selection: list[str] = []
+        self.candidates: list[str] = []
+        self._stamp: tuple[Any, ...] | None = None
+        self._transcripts: dict[str, str] | None = None
+        self._lock = threading.Lock()  # the server answers requests from several threads
+
+    # -- reading the run ----------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Re-read the run when its newest checkpoint or final files changed."""
+        with self._lock:
+            self._refresh()
+
+    def _refresh(self) -> None:
+        files = [self.path / "checkpoints" / "index.json", self.path / "summary.json"]
+        stamp = tuple(f.stat().st_mtime_ns if f.exists() else 0 for f in files)
+        if stamp == self._stamp:
+            return
+        from evotrainer.run.checkpoint import load_latest
+
+        try:
+            state, _path, _warnings = load_latest(self.path)
+        except CheckpointError as exc:
+            raise EvoTrainerError(f"nothing to review yet: {exc}") from None
+        self.selection = list((state.get("validation_ids") or {}).get("selection") or [])
+        rows = {
+            pid: {str(r["instance_id"]): r for r in v.get("per_instance") or []}
+            for pid, v in (state.get("validation_memo") or {}).items()
+        }
+        archive = list((state.get("outer") or {}).get("archive") or [])
+        archive += _json_list(self.path / "archive.json")
+        best_rows = _json_list(self.path / "best" / "validation.json")
+        best = _json(self.path / "best" / "policy.json")
+        if best_rows and isinstance(best, dict) and best.get("id"):
+            rows[str(best["id"])] = {str(r["instance_id"]): r for r in best_rows}
+        complete = {pid for pid, r in rows.items() if all(m in r for m in self.selection)}
+        meta = MetaObjective(self.cfg.meta.model_copy(update={"selection": "weighted"}))
+        ranked = sorted(
+            archive,
+            key=lambda e: -meta.score(e.get("objectives") or {"quality": e.get("s_val") or 0.0}),
+        )
+        order = [state["initial"][0]] if state.get("initial") else []
+        order += [str(e["policy"]["id"]) for e in ranked]
+        self.candidates = list(dict.fromkeys(p for p in order if p in complete))[:MAX_POLICIES]
+        self.rows = rows
+        self._stamp = stamp
+
+    # -- what the page shows ------------------------------------------------------------------
+    def next_pair(self, ratings: list[Rating], rng: random.Random) -> Pair | None:
+        self.refresh()
+        counts: dict[tuple[str, frozenset[str]], int] = {}
+        for r in ratings:
+            key = (r.meeting_id, frozenset((r.left, r.right)))
+            counts[key] = counts.get(key, 0) + 1
+        options = [
+            (counts.get((m, frozenset((a, b))), 0), m, a, b)
+            for a, b in combinations(self.candidates, 2)
+            for m in self.selection
+            if self.minutes(a, m).strip() != self.minutes(b, m).strip()
+        ]
+        if not options:
+            return None
+        fewest = min(o[0] for o in options)
+        _, meeting, a, b = rng.choice([o for o in options if o[0] == fewest])
+        return Pair(meeting, a, b) if rng.random() < 0.5 else Pair(meeting, b, a)
+
+    def minutes(self, policy_id: str, meeting_id: str) -> str:
+        row = self.rows.get(policy_id, {}).get(meeting_id) or {}
+        return str(row.get("output") or "")
+
+    def reference(self, meeting_id: str) -> str:
+        for rows in self.rows.values():
+            ref = (rows.get(meeting_id) or {}).get("reference")
+            if ref:
+                from evotrainer.report.html import _reference_text
+
+                return _reference_text(ref)
+        return ""
+
+    def transcript(self, meeting_id: str) -> str | None:
+        """The meeting's transcript (cut to EXCERPT_CHARS), None when the validation data
+        cannot be read back (e.g. a run given its validation set through the Python API)."""
+        with self._lock:
+            if self._transcripts is None:
+                self._transcripts = self._load_transcripts()
+        text = self._transcripts.get(meeting_id)
+        if text is None or len(text) <= EXCERPT_CHARS:
+            return text
+        return text[:EXCERPT_CHARS] + f"\n[... {len(text) - EXCERPT_CHARS} more characters]"
+
+    def _load_transcripts(self) -> dict[str, str]:
+        from evotrainer.evaluation.fitness import input_text
+        from evotrainer.run.validation_set import resolve_validation
+        from evotrainer.tasks.registry import build_task
+
+        try:
+            task = build_task(self.cfg.task)
+            vset = resolve_validation(task, self.cfg.validation, self.cfg.seed)
+        except EvoTrainerError:
+            return {}
+        return {i.id: input_text(task, i) for i in vset.selection}
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    except (OSError, ValueError):
+        return None
+
+
+def _json_list(path: Path) -> list[Any]:
+    doc = _json(path)
+    return doc if isinstance(doc, list) else []

@@ -1,0 +1,171 @@
+"""Warm starts: ``evotrainer run --init-from RUN_DIR`` (config ``init_from``).
+
+An earlier run of the same task (any model, any training corpus) hands over what it learned:
+
+- **policies**: its archive front (``front.json``, best meta score first), else its archive by
+  s_val (``archive.json``, or the newest checkpoint of a run that did not finish); they join the
+  new run's seeds (lineage operator ``import``), are validated at the start like the seeds, and
+  count as starting points: ``initial_s_val`` is the best of them and the hand-written seeds;
+- **harness**: the harness of its best entry (difficulty, mix, reward weights; components this
+  run does not have are dropped and said so; its real share only when the earlier run trained on
+  real meetings, else this run's configured share).
+
+Refused: another task, and a run that trained or selected on a test set (a file named like
+ami-dev or ICSI: they are where claims are tested, never where anything is chosen).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from evotrainer.errors import CheckpointError, RunDirectoryError
+from evotrainer.harness.genome import HarnessGenome
+from evotrainer.policy.genome import PolicyGenome
+from evotrainer.types import Lineage
+
+TEST_SETS = ("ami-dev", "icsi")  # file-name stems of the benchmarks' test data
+
+
+@dataclass
+class WarmStart:
+    source: Path
+    policies: list[PolicyGenome]
+    harness: HarnessGenome | None
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": str(self.source),
+            "policies": [p.id for p in self.policies],
+            "harness": self.harness.to_json() if self.harness else None,
+            "notes": list(self.notes),
+        }
+
+
+def _config(run_dir: Path) -> dict[str, Any]:
+    cfg_file = run_dir / "config.yaml"
+    if not run_dir.is_dir() or not cfg_file.is_file():
+        raise RunDirectoryError(
+            f"--init-from {run_dir}: not a run directory (no config.yaml); give the --run-dir of "
+            "an earlier run"
+        )
+    try:
+        data = yaml.safe_load(cfg_file.read_text(encoding="utf-8")) or {}
+    except (yaml.YAMLError, UnicodeDecodeError, OSError) as exc:
+        raise RunDirectoryError(f"--init-from {cfg_file}: not a readable config: {exc}") from None
+    if not isinstance(data, dict):
+        raise RunDirectoryError(f"--init-from {cfg_file}: not a config")
+    return data
+
+
+def _test_data_used(cfg: dict[str, Any]) -> list[str]:
+    used = []
+    for section, key in (
+        ("validation", "data"),
+        ("harness", "real_data"),
+        ("defences", "terminal_data"),
+    ):
+        value = (cfg.get(section) or {}).get(key)
+        if isinstance(value, str) and any(t in Path(value).name.lower() for t in TEST_SETS):
+            used.append(f"{section}.{key}={value}")
+    return used
+
+
+def _entries(run_dir: Path) -> list[dict[str, Any]]:
+    """Archived pairs, best first: the front, else the archive by s_val."""
+    front = run_dir / "front.json"
+    if front.is_file():
+        doc = json.loads(front.read_text(encoding="utf-8"))
+        if isinstance(doc, dict) and isinstance(doc.get("front"), list) and doc["front"]:
+            return list(doc["front"])
+    archive_file = run_dir / "archive.json"
+    if archive_file.is_file():
+        entries = json.loads(archive_file.read_text(encoding="utf-8"))
+    else:
+        from evotrainer.run.checkpoint import load_latest
+
+        state, _path, _warnings = load_latest(run_dir)
+        entries = state.get("outer", {}).get("archive") or []
+    return sorted(entries, key=lambda e: -(e.get("s_val") if e.get("s_val") is not None else -1.0))
+
+
+def check_source(run_dir: Path, task_name: str) -> list[dict[str, Any]]:
+    """Refuse a source that is not a usable earlier run (before any model loads); its
+    archived pairs, best first."""
+    cfg = _config(run_dir)
+    source_task = (cfg.get("task") or {}).get("name", "meetings")
+    if source_task != task_name:
+        raise RunDirectoryError(
+            f"--init-from {run_dir}: that run is task {source_task!r}, this one {task_name!r}"
+        )
+    tainted = _test_data_used(cfg)
+    if tainted:
+        raise RunDirectoryError(
+            f"--init-from {run_dir}: that run trained or selected on test data "
+            f"({', '.join(tainted)}); ami-dev and ICSI are held out for testing, so nothing "
+            "chosen on them may seed another run"
+        )
+    try:
+        entries = _entries(run_dir)
+    except (OSError, ValueError, CheckpointError) as exc:
+        raise RunDirectoryError(
+            f"--init-from {run_dir}: its archive cannot be read: {exc}"
+        ) from None
+    if not entries:
+        raise RunDirectoryError(f"--init-from {run_dir}: its archive is empty (nothing validated)")
+    return entries
+
+
+def load_warm_start(
+    path: str | Path,
+    task_name: str,
+    components: Collection[str],
+    limit: int,
+    real_pool: bool,
+    real_share: float,
+) -> WarmStart:
+    """What the run at ``path`` hands over (at most ``limit`` policies)."""
+    run_dir = Path(path)
+    entries = check_source(run_dir, task_name)
+    notes: list[str] = []
+    policies: list[PolicyGenome] = []
+    for e in entries:
+        p = PolicyGenome.from_json(e["policy"])
+        if p.id in {q.id for q in policies}:
+            continue
+        s = e.get("s_val")
+        note = f"warm start from {run_dir.name}: {p.id}" + (f" (s_val {s:.4f})" if s else "")
+        policies.append(
+            PolicyGenome(p.components, Lineage(operator="import", note=note), f"W{len(policies)}")
+        )
+        if len(policies) >= limit:
+            break
+    h = HarnessGenome.from_json(entries[0]["harness"])
+    weights = {k: v for k, v in h.weights.items() if k in components}
+    dropped = sorted(set(h.weights) - set(weights))
+    if dropped:
+        notes.append(f"reward components this run does not have were dropped: {dropped}")
+    if not any(v > 0 for v in weights.values()):
+        notes.append("none of its reward components exist here: the configured harness is kept")
+        return WarmStart(run_dir, policies, None, notes)
+    share = h.real_share
+    if not real_pool:
+        share = 0.0
+    elif share == 0.0:
+        share = real_share
+        notes.append(f"it trained on synthetic meetings only: real share {real_share} (config)")
+    harness = HarnessGenome(
+        h.difficulty,
+        weights,
+        h.task_mix,
+        share,
+        operator="import",
+        note=f"warm start from {run_dir.name}: harness {h.id}",
+    )
+    return WarmStart(run_dir, policies, harness, notes)
