@@ -27,6 +27,7 @@ from evotrainer.tasks.base import Task
 ENTRY_POINT_GROUP = "evotrainer.tasks"
 BUILTIN = {
     "meetings": "evotrainer.tasks.meetings.plugin:PLUGIN",
+    "code": "evotrainer.tasks.code.plugin:PLUGIN",
 }
 
 
