@@ -4,6 +4,7 @@ OpenAI-compatible fake server. The embedded model's run is in test_real_models.p
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -76,6 +77,8 @@ def test_a_code_gym_run_end_to_end_on_a_fake(tmp_path):
     assert turns and max(turns) == 2
     page = build_report(tmp_path / "run").read_text()
     assert "visible_tests" in page and "pass_at_1" in page
+    assert "best policy&#x27;s code" in page or "best policy's code" in page
+    assert "Best policy on validation problems" in page
     saved = json.loads((tmp_path / "run" / "best" / "validation.json").read_text())
     assert saved
 
@@ -84,10 +87,8 @@ def test_a_code_gym_run_resumes(tmp_path):
     from tests.fake_runs import Killed, kill_at
 
     cfg = code_config(tmp_path)
-    try:
+    with contextlib.suppress(Killed):
         CoEvolution(cfg, llm=code_llm(), observers=[kill_at("generation", 3)]).run(tmp_path / "run")
-    except Killed:
-        pass
     co, path = CoEvolution.resume(tmp_path / "run", llm=code_llm())
     result = co.run(path)
     assert result.summary["generations"] == 4

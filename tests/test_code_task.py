@@ -24,7 +24,7 @@ from evotrainer.tasks.code.render import parse_code, program
 from evotrainer.tasks.code.rewards import dangerous_calls
 from evotrainer.tasks.code.task import CodeTask
 from evotrainer.types import Rollout
-from tests.fake_code import code_block, ground_truth, hack_solution
+from tests.fake_code import code_block, hack_solution
 from tests.support import REPO
 
 HUMANEVAL = REPO.parent / "shared" / "data" / "code" / "humaneval-dev.jsonl"

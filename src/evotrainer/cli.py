@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from evotrainer.errors import DataError, EvoTrainerError
+from evotrainer.run.console import NOUNS
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 err = Console(stderr=True)
@@ -96,7 +97,8 @@ def _conclude(co, result, as_json: bool, report: bool) -> None:  # type: ignore[
         lo, hi = c["difference"]["ci95"]
         returned = "the best seed" if c["returned"] == c["best_seed"] else "the evolved policy"
         out.print(
-            f"[bold]on {c['n']} meetings not used for selection:[/] returned policy "
+            f"[bold]on {c['n']} {NOUNS.get(co.task.name, 'instances')} not used for "
+            "selection:[/] returned policy "
             f"{c['winner_s_val'] if c['returned'] == c['winner'] else c['best_seed_s_val']:.4f}"
             f", best seed {c['best_seed_s_val']:.4f}; evolved winner - best seed "
             f"{c['difference']['mean']:+.4f} [95% CI {lo:+.4f}, {hi:+.4f}]"

@@ -17,6 +17,7 @@ the machine allows, in bubblewrap's namespaces (sandbox.py says what is enforced
 """
 
 import ast
+import contextlib
 import json
 import math
 import os
@@ -54,10 +55,9 @@ def set_limits(limits):
     for which, value in pairs:
         if value is None:
             continue
-        try:
+        # a limit the platform refuses: the host's wall-clock timeout still holds
+        with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(which, (int(value), int(value)))
-        except (ValueError, OSError):
-            pass  # a limit the platform refuses: the host's wall-clock timeout still holds
 
 
 class Guard:
