@@ -279,3 +279,20 @@ def test_a_malformed_problem_file_names_the_line(tmp_path):
     bad.write_text('{"task_id": "x/1", "prompt": "def f(): pass", "entry_point": "f"}\n')
     with pytest.raises(DataError, match="p.jsonl:1"):
         load_problems(bad)
+
+
+def test_the_meeting_only_learned_defences_are_refused_for_code(tmp_path):
+    from evotrainer.coevolution import CoEvolution
+    from evotrainer.config import config_from_dict
+    from evotrainer.errors import ConfigError
+
+    cfg = config_from_dict(
+        {
+            "task": {"name": "code"},
+            "cache": {"enabled": False},
+            "validation": {"data": None, "synthetic_size": 3, "confirm": 0},
+            "defences": {"discriminator": True},
+        }
+    )
+    with pytest.raises(ConfigError, match="meeting task only"):
+        CoEvolution(cfg, llm=FunctionLLM(lambda m, p: ""))

@@ -68,6 +68,8 @@ def test_fork_bomb_is_refused_and_reported(box):
 def test_subprocess_is_refused(box):
     ex, r = call(box, "import os\ndef f(x):\n    return os.system('echo hi')\n")
     assert not r.ok and any(v.startswith("new_process") for v in ex.violations)
+    ex, _ = call(box, "import _posixsubprocess\ndef f(x):\n    return 1\n")
+    assert ex.status == "load_error" and "forbidden_import: _posixsubprocess" in ex.violations
 
 
 FORKS = """

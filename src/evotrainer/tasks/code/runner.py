@@ -27,7 +27,16 @@ import sys
 import time
 
 REPR_LIMIT = 2_000_000  # characters of one answer (the report file is size-limited too)
-FORBIDDEN_MODULES = ("ctypes", "_ctypes", "socket", "_socket", "ssl", "_ssl", "multiprocessing")
+FORBIDDEN_MODULES = (
+    "ctypes",
+    "_ctypes",
+    "socket",
+    "_socket",
+    "ssl",
+    "_ssl",
+    "multiprocessing",
+    "_posixsubprocess",  # fork_exec raises no audit event of its own
+)
 PROCESS_EVENTS = (
     "os.fork",
     "os.forkpty",
