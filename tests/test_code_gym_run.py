@@ -33,7 +33,10 @@ def code_config(tmp_path: Path, **sections: Any) -> RunConfig:
         "validation": {"data": None, "synthetic_size": 4, "confirm": 0},
     }
     for key, value in sections.items():
-        data.setdefault(key, {}).update(value)
+        if isinstance(value, dict) and value:
+            data.setdefault(key, {}).update(value)
+        else:
+            data[key] = value
     return config_from_dict(data)
 
 
@@ -146,3 +149,14 @@ def test_evotrainer_run_task_code_on_a_fake_server(tmp_path):
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def test_same_seed_same_code_gym_run(tmp_path):
+    """Determinism (principle 6) with the sandbox in the loop: two runs with the same seed and
+    the same scripted model end with the same summary."""
+    from tests.fake_runs import comparable_summary
+
+    for name in ("a", "b"):
+        cfg = code_config(tmp_path / name, report=False)
+        CoEvolution(cfg, llm=code_llm()).run(tmp_path / name / "run")
+    assert comparable_summary(tmp_path / "a" / "run") == comparable_summary(tmp_path / "b" / "run")
