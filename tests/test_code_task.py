@@ -296,3 +296,27 @@ def test_the_meeting_only_learned_defences_are_refused_for_code(tmp_path):
     )
     with pytest.raises(ConfigError, match="meeting task only"):
         CoEvolution(cfg, llm=FunctionLLM(lambda m, p: ""))
+
+
+def test_without_the_humaneval_file_the_run_validates_on_held_out_problems(monkeypatch):
+    """A fresh clone has no ../shared: the task's default validation file is absent, so the run
+    falls back to held-out generated problems and says so (a file one names must exist)."""
+    from evotrainer.config import ValidationConfig
+    from evotrainer.run.validation_set import resolve_validation
+    from evotrainer.tasks import registry
+
+    missing = "../nowhere/humaneval-dev.jsonl"
+    real = registry.task_default
+    monkeypatch.setattr(
+        registry,
+        "task_default",
+        lambda name, section, key: (
+            missing if (section, key) == ("validation", "data") else real(name, section, key)
+        ),
+    )
+    task = CodeTask(turns=1)
+    vs = resolve_validation(task, ValidationConfig(data=missing, synthetic_size=4), 0)
+    assert vs.synthetic and len(vs.instances) == 4 and "falling back" in vs.message
+    assert all(i.payload.hidden for i in vs.instances)
+    with pytest.raises(DataError, match="not found"):
+        resolve_validation(task, ValidationConfig(data="../nowhere/mine.jsonl"), 0)

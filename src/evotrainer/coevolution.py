@@ -388,7 +388,12 @@ class CoEvolution:
             (
                 ev.WARNING,
                 {
-                    "message": f"terminal reward pool {path!r} not found: using synthetic "
+                    "message": (
+                        f"terminal reward pool {path!r} not found"
+                        if path
+                        else "no terminal reward pool (defences.terminal_data)"
+                    )
+                    + ": using synthetic "
                     "instances (held out from training) instead"
                 },
             )
