@@ -160,3 +160,19 @@ def test_same_seed_same_code_gym_run(tmp_path):
         cfg = code_config(tmp_path / name, report=False)
         CoEvolution(cfg, llm=code_llm()).run(tmp_path / name / "run")
     assert comparable_summary(tmp_path / "a" / "run") == comparable_summary(tmp_path / "b" / "run")
+
+
+def test_a_call_cap_still_leaves_the_final_validation_its_turns(tmp_path):
+    """budget.reserve_final holds back a validation's calls, counted with the task's turns (a
+    multi-turn rollout makes up to task.turns calls)."""
+    cfg = code_config(
+        tmp_path,
+        budget={"max_calls": 70},
+        inner={"population": 4, "elites": 2, "tasks_per_generation": 3, "generations": 20},
+    )
+    co = CoEvolution(cfg, llm=code_llm())
+    assert co.budget.reserve == 2 * len(co.validation_set.selection)
+    result = co.run(tmp_path / "run")
+    assert result.summary["stopped"] == "budget"
+    assert result.summary["last_best_s_val"] is not None
+    assert co.budget.snapshot()["backend_calls"] <= 70

@@ -184,7 +184,7 @@ class CoEvolution:
                 len(vset.selection)
                 + len(getattr(probe, "instances", ()))
                 + 2 * len(vset.confirmation)
-            )
+            ) * self.task.max_calls_per_rollout()
             budget.reserve = min(cost, config.budget.max_calls // 2)
         base = HarnessGenome(
             config.harness.difficulty,

@@ -139,6 +139,11 @@ class Task(Protocol):
         """The hand-written initial policies (``inner.seed_prompts`` replaces them)."""
         ...
 
+    def max_calls_per_rollout(self) -> int:
+        """The most LLM calls one rollout makes (its turns): what a budget must hold back for a
+        validation (``budget.reserve_final``)."""
+        ...
+
     def render(self, instructions: str, instance: Instance) -> tuple[list[Message], bool]:
         """Chat messages for one policy on one instance, and whether the input was truncated.
 
@@ -240,6 +245,9 @@ class BaseTask:
         sampling: SamplingParams,
     ) -> Trajectory:
         return single_turn(self, instructions, instance, llm, sampling)  # type: ignore[arg-type]
+
+    def max_calls_per_rollout(self) -> int:
+        return 1
 
     def synthetic_validation(self, n: int, seed: int) -> list[Instance]:
         """``n`` generated instances, difficulty spread evenly over 0.2..0.8, from the seed

@@ -140,6 +140,9 @@ class CodeTask(BaseTask):
             messages = revision_messages(messages, c.text, failures)
         return Trajectory(tuple(turns), truncated)
 
+    def max_calls_per_rollout(self) -> int:
+        return self.turns
+
     def parse(self, output: str) -> ParsedCode:
         return parse_code(output)
 
