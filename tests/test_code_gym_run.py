@@ -176,3 +176,33 @@ def test_a_call_cap_still_leaves_the_final_validation_its_turns(tmp_path):
     assert result.summary["stopped"] == "budget"
     assert result.summary["last_best_s_val"] is not None
     assert co.budget.snapshot()["backend_calls"] <= 70
+
+
+def test_evotrainer_eval_task_code_reports_pass_at_1(tmp_path):
+    """`evotrainer eval --task code` on a problem file (here generated problems written in the
+    loader's format), with the code task's seeds by name."""
+    import random
+
+    from evotrainer.tasks.code.generator import CodeGenerator
+
+    data = tmp_path / "problems.jsonl"
+    problems = CodeGenerator().sample(3, 0.3, random.Random(0))
+    data.write_text("".join(json.dumps(i.payload.to_json()) + "\n" for i in problems))
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _CodeServer)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+        out = tmp_path / "eval.json"
+        argv = ["eval", "--task", "code", "--data", str(data), "--prompt", "seed:A"]
+        argv += ["--prompt", "seed:B", "--model", "openai:fake", "--base-url", url]
+        argv += ["--set", f"cache.path={tmp_path / 'c.sqlite'}", "--out", str(out)]
+        res = CliRunner().invoke(app, argv)
+        assert res.exit_code == 0, res.output
+        assert "pass_at_1" in res.output
+        doc = json.loads(out.read_text())
+        assert [p["label"] for p in doc["policies"]] == ["seed:A", "seed:B"]
+        assert all(0.0 <= p["pass_at_1"] <= 1.0 for p in doc["policies"])
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
