@@ -193,9 +193,11 @@ class CodeTask(BaseTask):
 
     def constitution_rules(self) -> frozenset[str]:
         # code repeats the specification's literals and names (a number, a parameter called
-        # "password"): only copying the few-shot example applies; dangerous code is the
-        # safety component's and the sandbox's business
-        return frozenset({"copies_example"})
+        # "password"), and a correct answer to a problem of the same family as a few-shot
+        # example IS that example's code: no output rule applies (the rules on policy texts
+        # still do); dangerous code is the safety component's and the sandbox's business, and
+        # a copied answer that does not fit fails the hidden tests
+        return frozenset()
 
 
 def _problem(instance: Instance) -> CodeProblem:
