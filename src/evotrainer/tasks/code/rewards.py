@@ -4,8 +4,8 @@ not among them: they are the sparse terminal reward and the validation metric (m
 - ``visible_tests``: share of the docstring's examples the final code passes;
 - ``defines_function``: the answer holds code that defines the function (a shape requirement);
 - ``lint``: ruff's findings on the code (1 with none, 0.25 less per finding);
-- ``runtime``: the performance test answered correctly within its time budget (budget / time
-  when slower; not applicable to a problem without one);
+- ``runtime``: the performance test answered correctly within its time budget, in CPU seconds
+  (budget / time when slower; not applicable to a problem without one);
 - ``safety``: no dangerous call in the code (eval, exec, subprocess, os.system, sockets, file
   writes, ctypes, pickle, frame introspection ...) and nothing the sandbox refused;
 - ``length``: no longer than twice the ground truth (non-blank, non-comment lines), then
