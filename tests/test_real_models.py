@@ -110,9 +110,9 @@ def test_code_gym_runs_on_the_embedded_model(tmp_path):
             "cache": {"path": str(tmp_path / "c.sqlite")},
             "model": {"spec": "local:smollm2", "n_ctx": 2048, "max_tokens": 128},
             "task": {"name": "code", "turns": 2},
-            "inner": {"population": 3, "elites": 1, "tasks_per_generation": 2, "generations": 2},
-            "outer": {"every": 1, "variants": 1},
+            "inner": {"population": 3, "elites": 1, "tasks_per_generation": 2, "generations": 1},
             "validation": {"limit": 3, "confirm": 0},
+            "defences": {"terminal_share": 0.0},
         }
     )
     co = CoEvolution(cfg)
