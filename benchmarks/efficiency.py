@@ -40,8 +40,9 @@ from evotrainer.llm.budget import Budget  # noqa: E402
 from evotrainer.llm.spec import build_stack  # noqa: E402
 from evotrainer.operators.variations import seed_variations  # noqa: E402
 from evotrainer.policy.genome import PolicyGenome  # noqa: E402
-from evotrainer.policy.seeds import seed_policies  # noqa: E402
 from evotrainer.tasks.meetings.render import render_transcript  # noqa: E402
+from evotrainer.tasks.meetings.seeds import seed_policies  # noqa: E402
+from evotrainer.tasks.meetings.style import VOCABULARY  # noqa: E402
 from evotrainer.tasks.meetings.task import MeetingTask  # noqa: E402
 from evotrainer.types import Instance, Message  # noqa: E402
 
@@ -68,7 +69,7 @@ def policies(n: int) -> list[PolicyGenome]:
     out = list(seeds)
     k = 0
     while len(out) < n:
-        extra = seed_variations(seeds, n - len(out), C.rng_for("throughput", k))
+        extra = seed_variations(seeds, n - len(out), C.rng_for("throughput", k), vocab=VOCABULARY)
         known = {p.id for p in out}
         out += [p for p in extra if p.id not in known]
         k += 1

@@ -77,7 +77,7 @@ from evotrainer.operators.base import OperatorContext  # noqa: E402
 from evotrainer.operators.registry import choose_operator, default_operator_weights  # noqa: E402
 from evotrainer.operators.repair import repair_child  # noqa: E402
 from evotrainer.policy.genome import PolicyGenome  # noqa: E402
-from evotrainer.policy.seeds import seed_policies  # noqa: E402
+from evotrainer.tasks.meetings.seeds import seed_policies  # noqa: E402
 from evotrainer.tasks.meetings.task import MeetingTask  # noqa: E402
 from evotrainer.types import Instance  # noqa: E402
 
@@ -365,6 +365,7 @@ class Bench:
             llm=stack.client,
             sampling=self.operator_sampling(seed),
             templates=tuple(self.task.output_templates()),
+            vocabulary=self.task.vocabulary(),
         )
         weights = default_operator_weights()
         n_sel = len(self.selection.instances)

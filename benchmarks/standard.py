@@ -56,7 +56,7 @@ from evotrainer.llm.base import Completion, LLMClient, SamplingParams
 from evotrainer.llm.budget import Budget
 from evotrainer.llm.spec import build_stack
 from evotrainer.policy.genome import PolicyGenome
-from evotrainer.policy.seeds import seed_policies
+from evotrainer.tasks.meetings.seeds import seed_policies
 from evotrainer.types import Message
 
 SCORE_KEYS = ("rougeL", "action_item_f1", "rouge1", "rouge2", "decision_recall", "n_action_items")

@@ -15,6 +15,7 @@ from evotrainer.loops.rng import stream
 from evotrainer.loops.weakness import WeaknessReport
 from evotrainer.policy.archive import ArchiveEntry
 from evotrainer.policy.genome import PolicyGenome
+from evotrainer.tasks.meetings.task import HINTS
 from tests.fake_meetings import HACK, RecordingMeetingTask, family_llm
 
 
@@ -75,7 +76,7 @@ def _hopt(**kw):
     cfg = OuterConfig(**kw)
     base = HarnessGenome(0.3, {"completeness": 0.5, "format": 0.2, "action_count": 0.3})
     space = ("action_count", "completeness", "format", "owner_accuracy")
-    return HarnessOptimizer(cfg, base, HarnessBounds(), stream(0, "t"), space)
+    return HarnessOptimizer(cfg, base, HarnessBounds(), stream(0, "t"), space, hints=HINTS)
 
 
 def test_rollback_triggers_on_falling_s_val():
@@ -109,6 +110,7 @@ def test_steered_variant_moves_weight_off_a_gamed_component():
         train_reward=0.7,
         train_components={"action_count": 1.0, "completeness": 0.1, "format": 1.0},
         validation={"rougeL": 0.1, "action_item_f1": 0.0},
+        hints=HINTS,
     )
     variants = hopt.ask(report)
     steer = [v for v in variants if v.operator == "steer"][0]
@@ -251,6 +253,7 @@ def test_monitor_suspects_feed_the_steering():
         train_components={"action_count": 1.0, "completeness": 0.0, "format": 1.0},
         validation={"rougeL": 0.05, "action_item_f1": 0.33},  # F1 not "low": abstention
         suspects=("action_count",),
+        hints=HINTS,
     )
     assert report.gamed(hopt.current.weights) == ["action_count"]
     steer = [v for v in hopt.ask(report) if v.operator == "steer"]

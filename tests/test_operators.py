@@ -24,22 +24,36 @@ from evotrainer.operators import (
     default_operator_weights,
     repair_child,
     repair_text,
-    seed_variations,
 )
+from evotrainer.operators import seed_variations as _seed_variations
 from evotrainer.operators.crossover import SentenceCrossover
-from evotrainer.operators.keywords import (
-    SEED_PHRASES,
-    STYLE_PHRASES,
-    KeywordOperator,
-    present_phrases,
-)
+from evotrainer.operators.keywords import KeywordOperator
+from evotrainer.operators.keywords import present_phrases as _present_phrases
 from evotrainer.operators.llm_ops import MAX_FEEDBACK_CHARS, LLMMerge, drop_cut_tail
 from evotrainer.operators.restructure import ReorderOperator
-from evotrainer.operators.synonyms import SYNONYMS, VERB_SYNONYMS, SynonymOperator, candidates
+from evotrainer.operators.synonyms import SynonymOperator
+from evotrainer.operators.synonyms import candidates as _candidates
 from evotrainer.operators.text import Doc, normalise, split_sentences
 from evotrainer.policy.genome import PolicyGenome
-from evotrainer.policy.seeds import seed_policies
+from evotrainer.tasks.meetings.seeds import seed_policies
+from evotrainer.tasks.meetings.style import SEED_PHRASES, STYLE_PHRASES, VOCABULARY
 from evotrainer.types import Lineage
+
+# the operators run with the meeting task's vocabulary, as they do in a meeting run
+SYNONYMS, VERB_SYNONYMS = VOCABULARY.table.synonyms, VOCABULARY.table.verb_synonyms
+
+
+def present_phrases(text: str) -> list[str]:
+    return _present_phrases(text, VOCABULARY)
+
+
+def candidates(text: str) -> list[tuple[int, int, str]]:
+    return _candidates(text, VOCABULARY.table)
+
+
+def seed_variations(seeds, n, rng, max_chars=1500):
+    return _seed_variations(seeds, n, rng, max_chars, vocab=VOCABULARY)
+
 
 LEXICAL = ["synonym", "reorder", "keyword", "sentence_crossover"]
 LLM_OPS = ["llm_paraphrase", "llm_merge", "reflective"]
@@ -57,7 +71,7 @@ LONG_B = (
 
 
 def ctx(seed: int = 0, **kw) -> OperatorContext:
-    return OperatorContext(rng=random.Random(seed), generation=3, **kw)
+    return OperatorContext(rng=random.Random(seed), generation=3, vocabulary=VOCABULARY, **kw)
 
 
 def seeds() -> list[PolicyGenome]:
@@ -541,13 +555,15 @@ def test_operators_do_not_depend_on_hash_seed() -> None:
     script = (
         "import random, hashlib\n"
         "from evotrainer.operators import OperatorContext, choose_operator, seed_variations\n"
-        "from evotrainer.policy.seeds import seed_policies\n"
+        "from evotrainer.tasks.meetings.seeds import seed_policies\n"
+        "from evotrainer.tasks.meetings.style import VOCABULARY as V\n"
         "rng = random.Random(3)\n"
-        "pop = seed_policies() + seed_variations(seed_policies(), 5, rng)\n"
+        "pop = seed_policies() + seed_variations(seed_policies(), 5, rng, vocab=V)\n"
         "h = hashlib.sha1()\n"
         "for gen in range(120):\n"
         "    op = choose_operator(rng, None, False)\n"
-        "    c = op.apply(rng.sample(pop, op.arity), OperatorContext(rng=rng, generation=gen))\n"
+        "    ctx = OperatorContext(rng=rng, generation=gen, vocabulary=V)\n"
+        "    c = op.apply(rng.sample(pop, op.arity), ctx)\n"
         "    if c is not None:\n"
         "        pop.append(c); h.update(c.id.encode())\n"
         "print(h.hexdigest())\n"

@@ -97,3 +97,27 @@ def test_real_openai_compatible_server(llama_server):
     assert c.text.strip() and c.completion_tokens > 0
     spec = build_backend(ModelConfig(spec="openai:smollm2", base_url=llama_server))
     assert spec.complete(Q, SamplingParams(max_tokens=8)).text.strip()
+
+
+def test_code_gym_runs_on_the_embedded_model(tmp_path):
+    """``evotrainer run --task code`` on SmolLM2: every answer runs in the sandbox; a 135M
+    model solves little, so this checks the pipeline, not the score."""
+    from evotrainer.coevolution import CoEvolution
+    from evotrainer.config import config_from_dict
+
+    cfg = config_from_dict(
+        {
+            "cache": {"path": str(tmp_path / "c.sqlite")},
+            "model": {"spec": "local:smollm2", "n_ctx": 2048, "max_tokens": 128},
+            "task": {"name": "code", "turns": 2},
+            "inner": {"population": 3, "elites": 1, "tasks_per_generation": 2, "generations": 1},
+            "validation": {"limit": 3, "confirm": 0},
+            "defences": {"terminal_share": 0.0},
+        }
+    )
+    co = CoEvolution(cfg)
+    result = co.run(tmp_path / "run")
+    assert result.summary["stopped"] == "completed"
+    assert "pass_at_1" in result.summary["final_aggregates"]
+    assert co.task.sandbox.executions > 0
+    assert (tmp_path / "run" / "report" / "index.html").is_file()

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from evotrainer.errors import DataError, EvoTrainerError
+from evotrainer.run.console import NOUNS
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 err = Console(stderr=True)
@@ -24,6 +25,10 @@ ModelOpt = Annotated[
 ]
 BaseUrlOpt = Annotated[
     str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint for openai: specs")
+]
+TaskOpt = Annotated[
+    str | None,
+    typer.Option("--task", help="the task plug-in: meetings (default) | code | an installed one"),
 ]
 
 
@@ -42,10 +47,14 @@ def _os_error(exc: OSError) -> str:
     return f"cannot read or write a file{where}: {exc.strerror or exc}"
 
 
-def _overrides(model: str | None, base_url: str | None, val_data: str | None) -> dict[str, str]:
+def _overrides(
+    model: str | None, base_url: str | None, val_data: str | None, task: str | None = None
+) -> dict[str, str]:
     """Option values as they are (file and model names are never parsed as YAML: with YAML,
     ``meet #2.jsonl`` would become ``meet``)."""
     values = {}
+    if task:
+        values["task.name"] = task
     if model:
         values["model.spec"] = model
     if base_url:
@@ -88,7 +97,8 @@ def _conclude(co, result, as_json: bool, report: bool) -> None:  # type: ignore[
         lo, hi = c["difference"]["ci95"]
         returned = "the best seed" if c["returned"] == c["best_seed"] else "the evolved policy"
         out.print(
-            f"[bold]on {c['n']} meetings not used for selection:[/] returned policy "
+            f"[bold]on {c['n']} {NOUNS.get(co.task.name, 'instances')} not used for "
+            "selection:[/] returned policy "
             f"{c['winner_s_val'] if c['returned'] == c['winner'] else c['best_seed_s_val']:.4f}"
             f", best seed {c['best_seed_s_val']:.4f} (s_val); evolved winner - best seed "
             f"{c['difference']['mean']:+.4f} [95% CI {lo:+.4f}, {hi:+.4f}] "
@@ -120,6 +130,7 @@ def run(
     val_data: Annotated[
         str | None, typer.Option("--val-data", help="validation JSONL (real meetings)")
     ] = None,
+    task: TaskOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="print events as JSON lines")] = False,
     force: Annotated[
         bool, typer.Option("--force", help="replace the run already in --run-dir")
@@ -139,7 +150,7 @@ def run(
 
     rd = run_dir
     try:
-        values = {**_overrides(model, base_url, val_data)}
+        values = {**_overrides(model, base_url, val_data, task)}
         if init_from:
             values["init_from"] = init_from
         cfg = load_config(config, set_ or [], values)
@@ -241,14 +252,13 @@ def generate(
     )
 
 
-def _policy_text(prompt: str) -> str:
-    from evotrainer.policy.seeds import SEED_TEXTS
-
+def _policy_text(prompt: str, seeds: dict[str, str]) -> str:
+    """Policy text from --prompt: text, a file holding it, or seed:NAME (the task's seeds)."""
     if prompt.startswith("seed:"):
         name = prompt.removeprefix("seed:")
-        if name not in SEED_TEXTS:
-            raise EvoTrainerError(f"--prompt {prompt}: known seeds are {sorted(SEED_TEXTS)}")
-        return SEED_TEXTS[name]
+        if name not in seeds:
+            raise EvoTrainerError(f"--prompt {prompt}: known seeds are {sorted(seeds)}")
+        return seeds[name]
     path = Path(prompt)
     if path.is_file():
         try:
@@ -271,19 +281,22 @@ def _policy_text(prompt: str) -> str:
 
 @app.command("eval")
 def eval_(
-    data: Annotated[Path, typer.Option("--data", "--val-data", help="meetings JSONL")],
+    data: Annotated[Path, typer.Option("--data", "--val-data", help="the task's JSONL data")],
     prompt: Annotated[
         list[str],
-        typer.Option("--prompt", help="policy text, a file holding it, or seed:A|B|C (repeatable)"),
+        typer.Option(
+            "--prompt", help="policy text, a file holding it, or seed:NAME (A|B|C) (repeatable)"
+        ),
     ],
     out_file: Annotated[Path | None, typer.Option("--out", help="metrics JSON")] = None,
     limit: Annotated[int | None, typer.Option("--limit", min=1)] = None,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help="config override")] = None,
+    task_name: TaskOpt = None,
 ) -> None:
     """Run policies over a data set and report validation metrics (several policies share each
-    meeting's prefill: meetings are evaluated one at a time for all policies)."""
+    instance's prefill: instances are evaluated one at a time for all policies)."""
     from rich.markup import escape
 
     from evotrainer.config import load_config
@@ -299,11 +312,12 @@ def eval_(
     from evotrainer.tasks.registry import build_task
 
     try:
-        cfg = load_config(None, set_ or [], _overrides(model, base_url, None))
+        cfg = load_config(None, set_ or [], _overrides(model, base_url, None, task_name))
         if out_file is not None and out_file.is_dir():
             raise DataError(f"--out {out_file}: is a directory; give a file name (metrics JSON)")
-        policies = [PolicyGenome.from_text(_policy_text(p), name=p) for p in prompt]
         task = build_task(cfg.task)
+        seeds = {s.name: s.render() for s in task.seed_policies()}
+        policies = [PolicyGenome.from_text(_policy_text(p, seeds), name=p) for p in prompt]
         instances = task.load(data)[:limit] if limit else task.load(data)
         for warning in check_references(task, instances, str(data)):
             err.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
@@ -319,10 +333,10 @@ def eval_(
             runner_for(stack.backend.model_id, cfg.model.concurrency),
             guard=ErrorRateGuard.from_config(cfg.budget),
         )
-        trunc = f"{cfg.task.truncation} at {cfg.task.max_input_tokens} tokens"
+        trunc = cfg.task.truncation_note() or "none"
         validator = Validator(task, evaluator, instances, cfg.outer.s_val_weights, str(data), trunc)
         t0 = time.perf_counter()
-        with err.status(f"evaluating {len(policies)} policies on {len(instances)} meetings ..."):
+        with err.status(f"evaluating {len(policies)} policies on {len(instances)} instances ..."):
             results = validator.validate(policies)
         wall = time.perf_counter() - t0
     except (EvoTrainerError, OSError) as exc:

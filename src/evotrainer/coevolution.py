@@ -48,7 +48,6 @@ from evotrainer.loops.rng import stream
 from evotrainer.loops.weakness import DISAGREE, WeaknessReport
 from evotrainer.policy.archive import ArchiveEntry
 from evotrainer.policy.genome import PolicyGenome
-from evotrainer.policy.seeds import seed_policies
 from evotrainer.run import events as ev
 from evotrainer.run.validation_set import resolve_validation
 from evotrainer.tasks.base import Task
@@ -129,6 +128,7 @@ class CoEvolution:
             enabled=d.constitution,
             allow_private_data=d.allow_private_data,
             extra_patterns=tuple(d.extra_patterns),
+            output_rules=self.task.constitution_rules(),
         )
         # real meetings for training-side signals (never the validation set)
         pool = self._terminal_pool() if d.terminal_share > 0 or d.learned_reward else []
@@ -156,7 +156,7 @@ class CoEvolution:
             exclude_ids=sorted(self.held_out),
             pool=pool,
         )
-        truncation = f"{config.task.truncation} at {config.task.max_input_tokens} tokens"
+        truncation = config.task.truncation_note()
         self.validator = Validator(
             self.task,
             self.evaluator,
@@ -185,7 +185,7 @@ class CoEvolution:
                 len(vset.selection)
                 + len(getattr(probe, "instances", ()))
                 + 2 * len(vset.confirmation)
-            )
+            ) * self.task.max_calls_per_rollout()
             budget.reserve = min(cost, config.budget.max_calls // 2)
         base = HarnessGenome(
             config.harness.difficulty,
@@ -210,6 +210,7 @@ class CoEvolution:
             stream(config.seed, "outer"),
             space,
             real_pool=bool(self.real_pool.instances),
+            hints=self.task.harness_hints(),
         )
         # the meta-objective vector; the archive ranks by its meta score (people's ratings too)
         self.meta = MetaJudge(
@@ -222,7 +223,7 @@ class CoEvolution:
                 for i, t in enumerate(config.inner.seed_prompts)
             ]
             if config.inner.seed_prompts
-            else seed_policies()
+            else self.task.seed_policies()
         )
         self.reference_examples = self._reference_examples()
         self.inner = self._new_inner(seeds)
@@ -249,6 +250,7 @@ class CoEvolution:
         opt.resources = OperatorResources(
             templates=tuple(self.task.output_templates()),
             edits=dict(self.task.feedback_edits()),
+            vocabulary=self.task.vocabulary(),
         )
         return opt
 
@@ -377,12 +379,12 @@ class CoEvolution:
         n = self.cfg.defences.robustness_probe
         if n == 0:
             return None
-        make = getattr(self.task, "hostile_instances", None)
-        if make is None:
+        hostile = self.task.hostile_instances(n, self.cfg.seed)
+        if not hostile:
             raise ConfigError(
                 f"defences.robustness_probe: task {self.task.name!r} cannot make hostile inputs"
             )
-        return RobustnessProbe(self.task, self.evaluator, make(n, self.cfg.seed))
+        return RobustnessProbe(self.task, self.evaluator, hostile)
 
     def _terminal_pool(self) -> list[Instance]:
         path = self.cfg.defences.terminal_data
@@ -392,8 +394,13 @@ class CoEvolution:
             (
                 ev.WARNING,
                 {
-                    "message": f"terminal reward pool {path!r} not found: using synthetic "
-                    "meetings (held out from training) instead"
+                    "message": (
+                        f"terminal reward pool {path!r} not found"
+                        if path
+                        else "no terminal reward pool (defences.terminal_data)"
+                    )
+                    + ": using synthetic "
+                    "instances (held out from training) instead"
                 },
             )
         )
@@ -777,6 +784,7 @@ class CoEvolution:
             reward_by_kind={k: sum(x) / len(x) for k, x in by_kind.items()},
             suspects=tuple(sorted(self._suspects)),
             best_s_val=archived.s_val if (archived := self.hopt.archive.best()) else None,
+            hints=self.task.harness_hints(),
         )
 
     def _emit_generation(self, opt: PolicyOptimizer, batch: Sequence[Instance]) -> None:

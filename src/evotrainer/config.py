@@ -1,9 +1,13 @@
 """The whole run's configuration: typed, validated, round-trips to YAML.
 
 Unknown keys are errors; every field has a documented default (the defaults are SPEC's: population
-10, 20 tasks per policy per generation, 20 inner generations, outer loop every 5, weights
-[0.5, 0.2, 0.3] over completeness/format/action_count, difficulty 0.3). ``load_config`` turns any
-validation problem into one ConfigError that names the key.
+10, 20 tasks per policy per generation, 20 inner generations, outer loop every 5, difficulty
+0.3). What depends on the task (its reward weights and switchable components, s_val's metrics,
+the data files) comes from the task's plug-in (``TaskPlugin.defaults``, tasks/registry.py; the
+meeting task's: weights [0.5, 0.2, 0.3] over completeness/format/action_count ...), under
+whatever the config sets; ``task`` is validated by the task's own ``TaskConfig`` subclass, so a
+task adds its own keys. ``load_config`` turns any validation problem into one ConfigError that
+names the key.
 """
 
 from __future__ import annotations
@@ -13,13 +17,19 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializeAsAny,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from evotrainer.errors import ConfigError
 
-# Training and selection use AMI *train* only; ami-dev and ICSI are where a claim is tested.
-DEFAULT_REAL_DATA = "../shared/data/meetings/ami-train.jsonl"
-DEFAULT_VAL_DATA = DEFAULT_REAL_DATA
+DEFAULT_TASK = "meetings"
 
 
 class _Strict(BaseModel):
@@ -83,16 +93,15 @@ class BudgetConfig(_Strict):
 
 
 class TaskConfig(_Strict):
-    name: str = Field("meetings", description="the task plug-in (see tasks/registry.py)")
-    max_input_tokens: int = Field(
-        1536, ge=64, description="transcripts longer than this (estimated tokens) are truncated"
-    )
-    truncation: Literal["head", "head_tail", "error"] = Field(
-        "head_tail", description="how over-long transcripts are cut (or rejected)"
-    )
-    hostile_share: float = Field(
-        0.0, ge=0, le=1, description="share of generated meetings with planted injections/PII"
-    )
+    """The ``task`` section. A task plug-in subclasses it with its own keys (the meeting task's
+    are in tasks/meetings/plugin.py, the code gym's in tasks/code/plugin.py); the run config
+    validates ``task`` with the class of the task ``name`` names."""
+
+    name: str = Field(DEFAULT_TASK, description="the task plug-in (see tasks/registry.py)")
+
+    def truncation_note(self) -> str:
+        """How over-long inputs are cut, for the validation results ("" when never)."""
+        return ""
 
 
 class InnerConfig(_Strict):
@@ -173,8 +182,9 @@ class OuterConfig(_Strict):
         None, ge=1, description="reset the reward weights to the base every N outer steps"
     )
     s_val_weights: dict[str, float] = Field(
-        default_factory=lambda: {"rougeL": 0.5, "action_item_f1": 0.5},
-        description="s_val = weighted mean of these validation aggregates",
+        default_factory=dict,
+        description="s_val = weighted mean of these validation aggregates (default: the "
+        "task's; meetings: rougeL 0.5, action_item_f1 0.5)",
     )
 
     @field_validator("s_val_weights")
@@ -188,18 +198,13 @@ class OuterConfig(_Strict):
 class HarnessConfig(_Strict):
     difficulty: float = Field(0.3, ge=0, le=1, description="initial generator difficulty L")
     weights: dict[str, float] = Field(
-        default_factory=lambda: {
-            "completeness": 0.5,
-            "format": 0.2,
-            "action_count": 0.3,
-            "ref_rougeL": 0.5,
-            "ref_action_item_f1": 0.5,
-        },
-        description="initial reward weights by component (others start off); a component "
-        "that does not apply to an instance (ref_* on synthetic ones) is left out of its reward",
+        default_factory=dict,
+        description="initial reward weights by component (others start off; default: the "
+        "task's); a component that does not apply to an instance (ref_* on synthetic ones) is "
+        "left out of its reward",
     )
     real_data: str | None = Field(
-        DEFAULT_REAL_DATA,
+        None,
         description="JSONL file of real training instances with human references, mixed into "
         "every batch (validation instances are removed from it); synthetic only when absent",
     )
@@ -210,7 +215,7 @@ class HarnessConfig(_Strict):
         (0.0, 1.0), description="hard bounds on the real share no harness variant may leave"
     )
     reference_components: list[str] = Field(
-        default_factory=lambda: ["rougeL", "action_item_f1", "decision_recall"],
+        default_factory=list,
         description="validation-metric keys offered as reward components ref_<key> on real "
         "training instances",
     )
@@ -218,13 +223,7 @@ class HarnessConfig(_Strict):
         None, description="initial mix of task kinds; None = uniform"
     )
     switchable: list[str] = Field(
-        default_factory=lambda: [
-            "owner_accuracy",
-            "conciseness",
-            "faithfulness",
-            "ref_decision_recall",
-        ],
-        description="extra reward components the outer loop may switch on",
+        default_factory=list, description="extra reward components the outer loop may switch on"
     )
     difficulty_bounds: tuple[float, float] = Field(
         (0.0, 1.0), description="hard bounds no harness variant may leave"
@@ -258,9 +257,10 @@ class HarnessConfig(_Strict):
 
 class ValidationConfig(_Strict):
     data: str | None = Field(
-        DEFAULT_VAL_DATA,
-        description="JSONL file of real meetings with references; if absent, a held-out "
-        "synthetic set is used instead (and the run says so)",
+        None,
+        description="JSONL file of real instances with references (default: the task's); if "
+        "the task's default file is absent, a held-out synthetic set is used instead (and the "
+        "run says so)",
     )
     limit: int | None = Field(
         16, ge=1, description="use N meetings spread evenly over the file (None = all)"
@@ -323,7 +323,7 @@ class DefencesConfig(_Strict):
         "meta-validation sample (sparse terminal reward)",
     )
     terminal_data: str | None = Field(
-        "../shared/data/meetings/ami-train.jsonl",
+        None,
         description="pool of real meetings for the terminal reward and the discriminator's "
         "human references (never the validation set); synthetic when absent",
     )
@@ -415,7 +415,7 @@ class RunConfig(_Strict):
     model: ModelConfig = Field(default_factory=ModelConfig)
     cache: CacheConfig = Field(default_factory=CacheConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
-    task: TaskConfig = Field(default_factory=TaskConfig)
+    task: SerializeAsAny[TaskConfig] = Field(default_factory=TaskConfig)
     inner: InnerConfig = Field(default_factory=InnerConfig)
     outer: OuterConfig = Field(default_factory=OuterConfig)
     harness: HarnessConfig = Field(default_factory=HarnessConfig)
@@ -429,8 +429,50 @@ class RunConfig(_Strict):
     )
     report: bool = Field(True, description="write the HTML report when the run ends")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _task_defaults(cls, data: Any) -> Any:
+        """Under the given values, the defaults of the task ``task.name`` names."""
+        if not isinstance(data, dict):
+            return data
+        from evotrainer.tasks.registry import plugin_for  # the registry imports this module
+
+        data = {"task": {"name": DEFAULT_TASK}, **data}
+        task = data["task"]
+        name = task.name if isinstance(task, TaskConfig) else (task or {}).get("name")
+        if not isinstance(task, TaskConfig | dict) or not isinstance(name, str | None):
+            return data  # the field validation reports it
+        return merge_defaults(plugin_for(name or DEFAULT_TASK).defaults, data)
+
+    @field_validator("task", mode="before")
+    @classmethod
+    def _task_class(cls, value: Any) -> Any:
+        """Validate ``task`` with the config class of the task it names (its own keys)."""
+        if isinstance(value, TaskConfig):
+            value = value.model_dump()
+        if isinstance(value, dict) and isinstance(value.get("name", DEFAULT_TASK), str):
+            from evotrainer.tasks.registry import plugin_for
+
+            return plugin_for(value.get("name", DEFAULT_TASK)).config.model_validate(value)
+        return value
+
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
+
+
+def merge_defaults(defaults: Any, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with the sections of ``defaults`` filled in where ``data`` leaves a key out
+    (one level deep: a section's key that ``data`` sets replaces the default's whole value)."""
+    out = dict(data)
+    for section, values in (defaults or {}).items():
+        given = out.get(section)
+        if isinstance(values, dict) and isinstance(given, dict):
+            out[section] = {**values, **given}
+        elif isinstance(values, dict) and given is None and section not in out:
+            out[section] = dict(values)
+        elif section not in out:
+            out[section] = values
+    return out
 
 
 def _format_errors(exc: ValidationError, source: str) -> str:
@@ -513,6 +555,8 @@ def load_config(
 
 def reference_markdown() -> str:
     """The configuration reference (docs/config.md is this text; a test keeps it current)."""
+    from evotrainer.tasks.registry import BUILTIN, plugin_for
+
     lines = [
         "# Configuration reference",
         "",
@@ -520,7 +564,11 @@ def reference_markdown() -> str:
         "holds any subset of these sections; `--set section.key=value` overrides one key.",
         "Unknown keys are errors. `evotrainer config` prints the full default YAML.",
         "",
+        f"Defaults are those of the default task ({DEFAULT_TASK}); another task sets its own "
+        "where it needs them (listed at the end, with its `task` keys).",
+        "",
     ]
+    defaults = RunConfig()
     top = RunConfig.model_fields
     scalars = [(n, f) for n, f in top.items() if not _is_section(f.annotation)]
     lines += ["## (top level)", "", "| key | default | meaning |", "|---|---|---|"]
@@ -529,9 +577,23 @@ def reference_markdown() -> str:
     for name, f in top.items():
         if not _is_section(f.annotation):
             continue
+        section = getattr(defaults, name)
+        model = type(section)
         lines += ["", f"## {name}", "", "| key | default | meaning |", "|---|---|---|"]
-        for sub, sf in f.annotation.model_fields.items():
-            lines.append(f"| `{name}.{sub}` | `{_default_repr(sf)}` | {_cell(sf.description)} |")
+        for sub, sf in model.model_fields.items():
+            value = _value_repr(getattr(section, sub))
+            lines.append(f"| `{name}.{sub}` | `{value}` | {_cell(sf.description)} |")
+    for task in sorted(set(BUILTIN) - {DEFAULT_TASK}):
+        plugin = plugin_for(task)
+        cfg = config_from_dict({"task": {"name": task}})
+        lines += ["", f"## task: {task}", "", "| key | default | meaning |", "|---|---|---|"]
+        for sub, sf in plugin.config.model_fields.items():
+            value = _value_repr(getattr(cfg.task, sub))
+            lines.append(f"| `task.{sub}` | `{value}` | {_cell(sf.description)} |")
+        for section, values in plugin.defaults.items():
+            for key in values:
+                value = _value_repr(getattr(getattr(cfg, section), key))
+                lines.append(f"| `{section}.{key}` | `{value}` | the {task} task's default |")
     return "\n".join(lines) + "\n"
 
 
@@ -544,7 +606,12 @@ def _is_section(annotation: Any) -> bool:
 
 
 def _default_repr(f: Any) -> str:
-    value = f.default_factory() if f.default_factory is not None else f.default
+    return _value_repr(f.default_factory() if f.default_factory is not None else f.default)
+
+
+def _value_repr(value: Any) -> str:
     if isinstance(value, BaseModel):
         return "{...}"
+    if isinstance(value, tuple):
+        value = list(value)
     return yaml.safe_dump(value, default_flow_style=True).strip().removesuffix("...").strip()

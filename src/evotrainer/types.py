@@ -1,7 +1,8 @@
 """The values that flow through EvoTrainer, in data-flow order.
 
-task generator -> Instance -> (policy, LLM) -> Rollout -> reward components -> ScoreVector
--> fitness -> selection ... -> validation -> s_val -> harness decision.
+task generator -> Instance -> (policy, LLM, environment: Task.rollout) -> Trajectory -> Rollout
+-> reward components -> ScoreVector -> fitness -> selection ... -> validation -> s_val -> harness
+decision.
 
 All are frozen dataclasses: cheap to hash, safe to share between threads, and serialisable
 with ``dataclasses.asdict``.
@@ -44,9 +45,37 @@ class Instance:
 
 
 @dataclass(frozen=True)
+class Turn:
+    """One exchange of a rollout: the agent's answer and what the environment said back (e.g.
+    the visible tests' failures), which the next turn shows the agent."""
+
+    output: str
+    observation: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    cached: bool = False
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """What ``Task.rollout`` returns: the turns of one episode (one turn for a single-turn task)
+    and whether the input was cut to fit the model's context. The last turn's output is the
+    answer the reward components and the validation metric judge."""
+
+    turns: tuple[Turn, ...]
+    truncated: bool = False
+
+    @property
+    def output(self) -> str:
+        return self.turns[-1].output if self.turns else ""
+
+
+@dataclass(frozen=True)
 class Rollout:
     """The result of running one policy on one instance. ``error`` set means the call failed;
-    the output is then empty and every reward component scores it 0."""
+    the output is then empty and every reward component scores it 0. ``output`` is the final
+    answer; ``turns`` holds every turn of a multi-turn episode (empty for a single turn)."""
 
     policy_id: str
     instance_id: str
@@ -57,6 +86,11 @@ class Rollout:
     latency_s: float = 0.0
     cached: bool = False
     truncated: bool = False  # the input was cut to fit the model's context
+    turns: tuple[Turn, ...] = ()
+
+    @property
+    def n_turns(self) -> int:
+        return max(1, len(self.turns))
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,11 @@ A policy whose text breaks a rule, or any of whose outputs does, is rejected: it
 - ``harmful_content``: word lists / regular expressions for content the agent must never
   produce or be told to produce (violence, self-harm, slurs, credentials ...). Extend with
   ``constitution.extra_patterns``.
+The rules on outputs apply where the task says they make sense (``Task.constitution_rules()``):
+a meeting's minutes must not repeat a phone number from the transcript, but a function that
+repeats a long number literal from its specification leaks nothing, and a parameter named
+``password`` is not a credential.
+
 - ``private_data``: e-mail addresses, phone numbers and IBANs that occur in the *input* must not
   appear in the output, unless ``constitution.allow_private_data`` is set (what counts as
   private data and as repeating it: defences/private_data.py, shared with the privacy reward and
@@ -26,6 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from evotrainer.defences.private_data import leaked_from, private_items
+from evotrainer.tasks.base import OUTPUT_RULES
 
 __all__ = ["Constitution", "Violation", "private_items"]
 
@@ -39,7 +45,8 @@ HARMFUL_PATTERNS = (
 )
 
 IGNORE_PATTERNS = (
-    r"\bignore (the|this|any|all)? ?(meeting|transcript|dialogue|input|conversation|text)\b",
+    r"\bignore (the|this|any|all)? ?(meeting|transcript|dialogue|input|conversation|text|problem|"
+    r"specification|docstring)\b",
     r"\b(do not|don't|never) (read|look at|use|consider) the (meeting|transcript|dialogue|input)",
     r"\bregardless of (the )?(meeting|transcript|input|dialogue)\b",
     r"\bignore (all |any |your )?(previous |prior |above )?instructions\b",
@@ -79,6 +86,7 @@ class Constitution:
     allow_private_data: bool = False
     extra_patterns: Sequence[str] = ()
     example_copy_share: float = 0.25
+    output_rules: frozenset[str] = OUTPUT_RULES  # the task's (Task.constitution_rules())
 
     def __post_init__(self) -> None:
         self._harmful = [re.compile(p, re.I) for p in (*HARMFUL_PATTERNS, *self.extra_patterns)]
@@ -100,7 +108,8 @@ class Constitution:
         if not self.enabled or not output:
             return []
         out = []
-        if example:
+        rules = self.output_rules
+        if example and "copies_example" in rules:
             share = copied_share(output, example, input_text)
             if share >= self.example_copy_share:
                 out.append(
@@ -110,10 +119,10 @@ class Constitution:
                         "example, not the input",
                     )
                 )
-        for pat in self._harmful:
+        for pat in self._harmful if "harmful_content" in rules else ():
             if m := pat.search(output):
                 out.append(Violation("harmful_content", f"output contains {m.group(0)!r}"))
-        if not self.allow_private_data:
+        if not self.allow_private_data and "private_data" in rules:
             leaked = self.leaked(input_text, output)
             if leaked:
                 out.append(Violation("private_data", f"output repeats {sorted(leaked)[:3]}"))

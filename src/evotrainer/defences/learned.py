@@ -21,12 +21,14 @@ from evotrainer.defences.discriminator import (
     human_reference_pool,
 )
 from evotrainer.defences.learned_reward import LearnedReward, LearnedRewardModel, row_target
+from evotrainer.errors import ConfigError
 from evotrainer.evaluation.evaluator import Evaluator
 from evotrainer.evaluation.validation import Validator
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.types import Instance, ValidationResult
 
 NAMES = ("discriminator", "learned")
+MEETING_ONLY = ("meetings",)  # the tasks whose outputs these models understand
 
 
 class LearnedDefences:
@@ -41,6 +43,13 @@ class LearnedDefences:
         pool: Sequence[Instance] = (),
         sample: int = 2,
     ) -> None:
+        if (discriminator or learned_reward) and evaluator.task.name not in MEETING_ONLY:
+            # their output features parse minutes and their "human" side is meeting
+            # references: on another task they would learn the domain, not the quality
+            raise ConfigError(
+                "defences.discriminator / defences.learned_reward exist for the meeting task "
+                f"only so far (task {evaluator.task.name!r}); switch them off"
+            )
         self.evaluator = evaluator
         self.seed = seed
         self.s_val_weights = s_val_weights

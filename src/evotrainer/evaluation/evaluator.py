@@ -61,9 +61,9 @@ class Evaluator:
 
     # -- rollouts -------------------------------------------------------------------------
     def rollout(self, policy: PolicyGenome, instance: Instance) -> Rollout:
+        """The task's episode (``Task.rollout``: one turn or several) as a Rollout."""
         try:
-            messages, truncated = self.task.render(policy.render(), instance)
-            c = self.llm.complete(messages, self.sampling)
+            t = self.task.rollout(policy.render(), instance, self.llm, self.sampling)
         except BudgetExceeded:
             raise
         except EvoTrainerError as exc:
@@ -71,12 +71,13 @@ class Evaluator:
         return Rollout(
             policy.id,
             instance.id,
-            c.text,
-            prompt_tokens=c.prompt_tokens,
-            completion_tokens=c.completion_tokens,
-            latency_s=c.latency_s,
-            cached=c.cached,
-            truncated=truncated,
+            t.output,
+            prompt_tokens=sum(x.prompt_tokens for x in t.turns),
+            completion_tokens=sum(x.completion_tokens for x in t.turns),
+            latency_s=sum(x.latency_s for x in t.turns),
+            cached=all(x.cached for x in t.turns),
+            truncated=t.truncated,
+            turns=t.turns if len(t.turns) > 1 else (),
         )
 
     def _job(self, job: tuple[PolicyGenome, Instance]) -> EvalRecord:
@@ -151,7 +152,12 @@ class Evaluator:
                 if c.applicable and weights.get(c.name, 0) > 0
             )
             excerpt = " ".join(rec.rollout.output.split())[:160]
-            lines.append(f"- reward {rewards[j]:.2f} ({fb}). Output began: {excerpt!r}")
+            line = f"- reward {rewards[j]:.2f} ({fb}). Output began: {excerpt!r}"
+            said = [t.observation for t in rec.rollout.turns if t.observation]
+            if said:  # a multi-turn episode: what the environment said last
+                seen = " ".join(said[-1].split())[:160]
+                line += f" (after {len(rec.rollout.turns)} turns; last feedback: {seen!r})"
+            lines.append(line)
         return PolicyFitness(
             policy_id=policy_id,
             fitness=sum(rewards) / n if n else 0.0,

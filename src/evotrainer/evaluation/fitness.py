@@ -30,12 +30,8 @@ from evotrainer.types import Instance
 
 
 def input_text(task: Task, instance: Instance) -> str:
-    """The text the agent reads for an instance (for privacy checks)."""
-    fn = getattr(task, "input_text", None)
-    if fn is not None:
-        return str(fn(instance))
-    payload = instance.payload
-    return payload if isinstance(payload, str) else str(getattr(payload, "text", payload))
+    """The text the agent reads for an instance (for privacy checks): ``Task.input_text``."""
+    return str(task.input_text(instance))
 
 
 class FitnessJudge:

@@ -51,7 +51,6 @@ class Validator:
         self.metric = task.validation_metric()
         self.probe = probe  # extra metrics per policy, e.g. robustness on hostile inputs
         self.memo: dict[str, ValidationResult] = {}
-        self._reference = getattr(task, "reference_text", None)
 
     def validate(self, policies: Sequence[PolicyGenome]) -> dict[str, ValidationResult]:
         todo = [p for p in {p.id: p for p in policies}.values() if p.id not in self.memo]
@@ -135,10 +134,14 @@ class Validator:
                         "error": r.error,
                         "output": r.output,
                         "rewards": rec.vector.as_dict(),
-                        "reference": self._reference(inst) if self._reference else None,
+                        "reference": self.task.reference_text(inst),
                         **metrics,
                     }
                 )
+                if r.turns and len(r.turns) > 1:  # a multi-turn episode: what each turn did
+                    rows[-1]["turns"] = [
+                        {"output": t.output, "observation": t.observation} for t in r.turns
+                    ]
             out.append(rows)
         return out
 

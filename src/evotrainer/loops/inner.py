@@ -32,6 +32,7 @@ from evotrainer.operators.base import OperatorContext
 from evotrainer.operators.registry import OPERATORS, choose_operator, default_operator_weights
 from evotrainer.operators.repair import repair_child
 from evotrainer.operators.variations import seed_variations
+from evotrainer.operators.vocabulary import GENERAL, InstructionVocabulary
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.tasks.base import FeedbackEdit
 
@@ -46,6 +47,7 @@ class OperatorResources:
     examples: Sequence[str] = ()
     edits: Mapping[str, Sequence[FeedbackEdit]] = field(default_factory=dict)
     weights: Mapping[str, float] = field(default_factory=dict)
+    vocabulary: InstructionVocabulary = GENERAL  # the task's style phrases and synonyms
 
 
 @dataclass
@@ -89,7 +91,12 @@ class PolicyOptimizer:
         if not self.population:
             initial = list(self.seeds)[: self.cfg.population]
             if len(initial) < self.cfg.population:
-                initial += seed_variations(initial, self.cfg.population - len(initial), self.rng)
+                initial += seed_variations(
+                    initial,
+                    self.cfg.population - len(initial),
+                    self.rng,
+                    vocab=self.resources.vocabulary,
+                )
             self.pending = initial
         else:
             self.pending = self._children(self.cfg.population - self.cfg.elites)
@@ -178,6 +185,7 @@ class PolicyOptimizer:
             edits=self.resources.edits,
             scores={p.id: self.fitness[p.id].components for p in self.population},
             weights=self.resources.weights,
+            vocabulary=self.resources.vocabulary,
         )
         taken = {p.id for p in self.population}
         children: list[PolicyGenome] = []

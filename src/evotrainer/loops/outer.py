@@ -31,6 +31,7 @@ from evotrainer.loops.cma_es import CMAES
 from evotrainer.loops.rng import rng_from_state, rng_state
 from evotrainer.loops.weakness import WeaknessReport
 from evotrainer.policy.archive import Archive, ArchiveEntry
+from evotrainer.tasks.base import HarnessHints
 
 OSCILLATION_EPS = 0.005
 
@@ -52,6 +53,7 @@ class HarnessOptimizer:
     rng: random.Random
     space: tuple[str, ...]  # components the harness may weight (active ones + switchable)
     real_pool: bool = False  # real training instances exist: the real share may move
+    hints: HarnessHints = field(default_factory=HarnessHints)  # the task's: shape, receivers
     current: HarnessGenome = field(init=False)
     velocity: dict[str, float] = field(default_factory=dict)
     step: int = 0
@@ -179,7 +181,8 @@ class HarnessOptimizer:
     def _steered(self, report: WeaknessReport) -> list[HarnessGenome]:
         """Variants steered by the weakness analysis. When a component looks gamed, a line
         search along the steering direction: keep half, then a tenth, of its weight (the rest
-        goes to owner/task accuracy if it is off, else to the other substantive components)."""
+        goes to the task's preferred receivers that are off, e.g. owner/task accuracy for
+        meetings, else to the other substantive components; never to a shape component)."""
         direction = report.difficulty_direction()
         diff = self.current.difficulty + direction * self.cfg.difficulty_step
         notes = [f"L {'up' if direction > 0 else 'down'}"] if direction else []
@@ -202,8 +205,8 @@ class HarnessOptimizer:
             for comp in gamed:
                 moved = w[comp] * (1 - keep)
                 w[comp] -= moved
-                others = [k for k in self.space if k not in gamed and k != "format"]
-                receivers = [k for k in others if w[k] == 0 and k == "owner_accuracy"] or [
+                others = [k for k in self.space if k not in gamed and k not in self.hints.shape]
+                receivers = [k for k in others if w[k] == 0 and k in self.hints.receivers] or [
                     k for k in others if w[k] > 0
                 ]
                 for k in receivers:

@@ -10,9 +10,11 @@
   validated so far: the training reward ranks policies unlike the meta-objective, and the outer
   loop raises the share of real training instances (where the reward can use the references).
 
-Reference components (``ref_<key>``, harness/reference.py) stand for the validation aggregate of
-the same key, so saturation on real training meetings with a low validation score (overfitting
-the training meetings) is flagged like any other proxy.
+Which component stands for which validation aggregate, and what counts as low, is the task's
+knowledge (``Task.harness_hints()``, e.g. tasks/meetings/task.py: action_count stands for
+action-item F1). Reference components (``ref_<key>``, harness/reference.py) stand for the
+validation aggregate of the same key, so saturation on real training instances with a low
+validation score (overfitting the training data) is flagged like any other proxy.
 """
 
 from __future__ import annotations
@@ -20,27 +22,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from evotrainer.harness.reference import metric_key
+from evotrainer.tasks.base import HarnessHints
 
-# which validation aggregate each reward component is a proxy for, and the value below which
-# that aggregate counts as "low" (defaults for the meeting task; components absent here, e.g.
-# format, a shape requirement rather than a quality proxy, are never flagged)
-PROXY_OF: dict[str, tuple[str, float]] = {
-    "action_count": ("action_item_f1", 0.3),
-    "owner_accuracy": ("action_item_f1", 0.3),
-    "completeness": ("rougeL", 0.12),
-}
-LOW = {metric: low for metric, low in PROXY_OF.values()} | {"decision_recall": 0.3}
 SATURATED = 0.8
 DISAGREE = 0.02
-
-
-def proxy_of(component: str) -> tuple[str, float] | None:
-    """The validation aggregate a reward component stands for, and its "low" threshold."""
-    key = metric_key(component)
-    if key is not None:
-        return key, LOW.get(key, 0.12)
-    return PROXY_OF.get(component)
 
 
 @dataclass(frozen=True)
@@ -53,6 +38,7 @@ class WeaknessReport:
     reward_by_kind: Mapping[str, float] = field(default_factory=dict)
     suspects: tuple[str, ...] = ()  # components the proxy-gap monitor flagged since last step
     best_s_val: float | None = None  # best s_val validated so far (the archive's best)
+    hints: HarnessHints = field(default_factory=HarnessHints)  # the task's proxy pairs
 
     @property
     def proxy_disagrees(self) -> bool:
@@ -65,7 +51,7 @@ class WeaknessReport:
         they stand for is low."""
         out = [c for c in self.suspects if weights.get(c, 0) > 0]
         for comp in weights:
-            pair = proxy_of(comp)
+            pair = self.hints.proxy_of(comp)
             if pair is None:
                 continue
             metric, low = pair

@@ -19,6 +19,7 @@ from typing import Protocol, runtime_checkable
 
 from evotrainer.llm.base import LLMClient, SamplingParams
 from evotrainer.operators.repair import repair_child
+from evotrainer.operators.vocabulary import GENERAL, InstructionVocabulary
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.tasks.base import FeedbackEdit
 from evotrainer.types import Lineage
@@ -52,6 +53,8 @@ class OperatorContext:
     """Policy id -> mean score of each reward component on its training batch."""
     weights: Mapping[str, float] = field(default_factory=dict)
     """The current harness's reward weights (which components count)."""
+    vocabulary: InstructionVocabulary = GENERAL
+    """The task's style phrases and domain synonyms (``keyword``, ``synonym``, crossover)."""
 
     def call_params(self) -> SamplingParams:
         """Sampling params for one LLM call, with a seed drawn from ``rng``."""

@@ -13,9 +13,9 @@ import random
 import re
 
 from evotrainer.operators.base import BaseOperator, OperatorContext
-from evotrainer.operators.keywords import STYLE_PHRASES
-from evotrainer.operators.synonyms import canonical_words, same_meaning
+from evotrainer.operators.synonym_table import canonical_words, same_meaning
 from evotrainer.operators.text import DEPENDENT_STARTS, Doc, first_word, near_duplicate, normalise
+from evotrainer.operators.vocabulary import GENERAL, InstructionVocabulary
 from evotrainer.policy.genome import PolicyGenome
 
 
@@ -36,27 +36,28 @@ def interleave(a: list[str], b: list[str], rng: random.Random, keep: float = 0.7
     return out
 
 
-_PHRASE_KEYS = {normalise(p): p for p in STYLE_PHRASES}
 _FILLER = frozenset(
     {"be", "and", "or", "to", "of", "do", "is", "are", "that", "as", "in", "it", "use", "always"}
 )
 CONTAINED = 0.85
 
 
-def _contained(a: str, b: str) -> bool:
+def _contained(a: str, b: str, vocab: InstructionVocabulary = GENERAL) -> bool:
     """Nearly all of a's words (synonyms folded) occur in b: a adds nothing to b."""
-    wa, wb = canonical_words(a, drop=_FILLER), canonical_words(b, drop=_FILLER)
+    table = vocab.table
+    wa = canonical_words(a, drop=_FILLER, table=table)
+    wb = canonical_words(b, drop=_FILLER, table=table)
     return bool(wa) and len(wa & wb) / len(wa) >= CONTAINED
 
 
-def dedupe(units: list[str]) -> list[str]:
+def dedupe(units: list[str], vocab: InstructionVocabulary = GENERAL) -> list[str]:
     """Drop units that repeat an earlier one (up to case, punctuation and synonyms) or that say
     nothing a kept unit does not say already; a unit that covers a kept one replaces it."""
     kept: list[str] = []
     for u in units:
-        if any(same_meaning(u, k) or _contained(u, k) for k in kept):
+        if any(same_meaning(u, k, table=vocab.table) or _contained(u, k, vocab) for k in kept):
             continue
-        covered = [i for i, k in enumerate(kept) if _contained(k, u)]
+        covered = [i for i, k in enumerate(kept) if _contained(k, u, vocab)]
         if covered:
             kept[covered[0]] = u
             kept = [k for i, k in enumerate(kept) if i not in covered[1:]]
@@ -65,13 +66,13 @@ def dedupe(units: list[str]) -> list[str]:
     return kept
 
 
-def drop_conflicts(units: list[str]) -> list[str]:
+def drop_conflicts(units: list[str], vocab: InstructionVocabulary = GENERAL) -> list[str]:
     """Keep only the first style phrase of each topic ("Be concise." vs "Be thorough and
     detailed.": the child must not say both)."""
     seen: set[str] = set()
     out = []
     for u in units:
-        topic = STYLE_PHRASES.get(_PHRASE_KEYS.get(normalise(u), ""))
+        topic = vocab.phrases.get(vocab.phrase_keys.get(normalise(u), ""))
         if topic is not None and topic in seen:
             continue
         if topic is not None:
@@ -143,14 +144,14 @@ class SentenceCrossover(BaseOperator):
                     ("\n" if m else " ").join(p)
                     for p, m in zip(db.paragraphs, db.multiline, strict=True)
                 ]
-                units = dedupe(cross(a, b, rng))
+                units = dedupe(cross(a, b, rng), ctx.vocabulary)
                 if not _has_both(units, a, b):
                     continue
                 text = "\n\n".join(_fix_start(units))
                 level = "paragraphs"
             else:
                 a, b = da.sentences(), db.sentences()
-                units = drop_conflicts(dedupe(cross(a, b, rng)))
+                units = drop_conflicts(dedupe(cross(a, b, rng), ctx.vocabulary), ctx.vocabulary)
                 if not _has_both(units, a, b):
                     continue
                 text = " ".join(_fix_start(units))

@@ -1,7 +1,8 @@
 """Keyword edits: insert or remove a style phrase at a sentence boundary.
 
-The curated phrases are whole sentences, so an insertion stays grammatical. Phrases carry a
-topic; a phrase is not inserted when the text already has one on the same topic (no "Be
+The phrases come from the task (``InstructionVocabulary.phrases``, operators/vocabulary.py; the
+meeting task's are in tasks/meetings/style.py). They are whole sentences, so an insertion stays
+grammatical. Phrases carry a topic; a phrase is not inserted when the text already has one on the same topic (no "Be
 concise." next to "Be thorough and detailed."). Removal drops a known phrase, or a random
 sentence when the text has at least three.
 """
@@ -9,74 +10,26 @@ sentence when the text has at least three.
 from __future__ import annotations
 
 from evotrainer.operators.base import BaseOperator, OperatorContext, quote
-from evotrainer.operators.synonyms import canonical_words
+from evotrainer.operators.synonym_table import canonical_words
 from evotrainer.operators.text import DEPENDENT_STARTS, Doc, first_word, near_duplicate, normalise
+from evotrainer.operators.vocabulary import GENERAL, InstructionVocabulary
 from evotrainer.policy.genome import PolicyGenome
 
-# phrase -> topic. Phrases of the same topic exclude each other.
-STYLE_PHRASES: dict[str, str] = {
-    "Be rigorous.": "rigour",
-    "Be accurate and rigorous.": "rigour",
-    "Be concise.": "length",
-    "Keep the minutes short and to the point.": "length",
-    "Be thorough and detailed.": "length",
-    "Group items by department.": "grouping",
-    "Group the action items by department.": "grouping",
-    "Group the notes by topic.": "grouping",
-    "Use bullet points.": "bullets",
-    "Write every point as a bullet point.": "bullets",
-    "Give each action item an owner.": "owner",
-    "Write each action item as 'Owner: task'.": "owner",
-    "Start with a one-line title.": "title",
-    "Begin with a short title for the meeting.": "title",
-    "List at most 5 action items.": "count",
-    "List between 2 and 5 action items.": "count",
-    "Only include decisions that were actually made.": "decisions",
-    "State every decision that was made.": "decisions",
-    "Do not invent names, dates or facts.": "faithful",
-    "Use only information from the transcript.": "faithful",
-    "Ignore small talk and off-topic chatter.": "noise",
-    "Skip greetings and small talk.": "noise",
-    "Include the date of the meeting.": "date",
-    "Mention deadlines when they are given.": "deadline",
-    "Add a short section for each topic.": "sections",
-    "Use clear headings for topics, decisions and action items.": "sections",
-    "Write in plain, neutral language.": "tone",
-    "Use the exact names of the participants.": "names",
-    "Check that every action item was really agreed in the meeting.": "verify",
-    "Keep the order in which topics were discussed.": "order",
-}
 
-# The SPEC's examples of seed variation keywords ("rigorous", "concise", "group by department").
-SEED_PHRASES: tuple[str, ...] = (
-    "Be rigorous.",
-    "Be concise.",
-    "Group items by department.",
-    "Use bullet points.",
-    "Give each action item an owner.",
-    "Start with a one-line title.",
-    "List at most 5 action items.",
-    "Only include decisions that were actually made.",
-    "Do not invent names, dates or facts.",
-    "Ignore small talk and off-topic chatter.",
-)
-
-_KEYS = {normalise(p): p for p in STYLE_PHRASES}
-
-
-def present_phrases(text: str) -> list[str]:
+def present_phrases(text: str, vocab: InstructionVocabulary = GENERAL) -> list[str]:
     """Known phrases found (as sentences, up to case and punctuation) in ``text``."""
-    return [_KEYS[normalise(s)] for s in Doc.parse(text).sentences() if normalise(s) in _KEYS]
+    keys = vocab.phrase_keys
+    return [keys[normalise(s)] for s in Doc.parse(text).sentences() if normalise(s) in keys]
 
 
-def covered_topics(text: str) -> set[str]:
+def covered_topics(text: str, vocab: InstructionVocabulary = GENERAL) -> set[str]:
     """Topics of the known phrases whose content words all occur in ``text`` (also when a
     phrase was reworded by synonyms or joined into a longer sentence)."""
-    words = canonical_words(text)
+    words = canonical_words(text, table=vocab.table)
     return {
         topic
-        for phrase, topic in STYLE_PHRASES.items()
-        if (cw := content_words(phrase)) and cw <= words
+        for phrase, topic in vocab.phrases.items()
+        if (cw := content_words(phrase, vocab)) and cw <= words
     }
 
 
@@ -86,22 +39,26 @@ _FUNCTION_WORDS = frozenset(
 )
 
 
-def content_words(phrase: str) -> set[str]:
+def content_words(phrase: str, vocab: InstructionVocabulary = GENERAL) -> set[str]:
     """The phrase's canonical words that carry its meaning (not "be", "use", "each", ...)."""
-    return canonical_words(phrase, drop=_FUNCTION_WORDS)
+    return canonical_words(phrase, drop=_FUNCTION_WORDS, table=vocab.table)
 
 
-def insertable(text: str, phrases: tuple[str, ...] | None = None) -> list[str]:
-    """Phrases whose topic ``text`` does not cover yet and whose content words it does not
-    already hold ("Use bullet points." adds nothing to "... as bullet points ...")."""
+def insertable(
+    text: str, phrases: tuple[str, ...] | None = None, vocab: InstructionVocabulary = GENERAL
+) -> list[str]:
+    """Phrases of ``vocab`` (or ``phrases`` of it) whose topic ``text`` does not cover yet and
+    whose content words it does not already hold ("Use bullet points." adds nothing to "... as
+    bullet points ...")."""
     doc_sents = Doc.parse(text).sentences()
-    topics = covered_topics(text) | {STYLE_PHRASES[p] for p in present_phrases(text)}
-    pool = phrases if phrases is not None else tuple(STYLE_PHRASES)
+    present = present_phrases(text, vocab)
+    topics = covered_topics(text, vocab) | {vocab.phrases[p] for p in present}
+    pool = phrases if phrases is not None else tuple(vocab.phrases)
     return [
         p
         for p in pool
-        if p not in present_phrases(text)
-        and STYLE_PHRASES.get(p) not in topics
+        if p not in present
+        and vocab.phrases.get(p) not in topics
         and not any(near_duplicate(p, s) for s in doc_sents)
     ]
 
@@ -141,8 +98,9 @@ class KeywordOperator(BaseOperator):
         parent = parents[0]
         text = parent.components["system"]
         rng = ctx.rng
-        can_remove = bool(present_phrases(text)) or len(Doc.parse(text).sentences()) >= 3
-        options = insertable(text, self.phrases)
+        vocab = ctx.vocabulary
+        can_remove = bool(present_phrases(text, vocab)) or len(Doc.parse(text).sentences()) >= 3
+        options = insertable(text, self.phrases, vocab)
         remove = can_remove and (not options or rng.random() < self.p_remove)
         if remove:
             new, note = self.remove(text, ctx)
@@ -160,7 +118,7 @@ class KeywordOperator(BaseOperator):
 
     def remove(self, text: str, ctx: OperatorContext) -> tuple[str | None, str]:
         doc = Doc.parse(text)
-        known = present_phrases(text)
+        known = present_phrases(text, ctx.vocabulary)
         sents = doc.sentences()
         if known:
             target = ctx.rng.choice(known)

@@ -11,17 +11,23 @@ from __future__ import annotations
 import random
 
 from evotrainer.operators.base import OperatorContext, make_child
-from evotrainer.operators.keywords import SEED_PHRASES, insert_phrase, insertable
+from evotrainer.operators.keywords import insert_phrase, insertable
 from evotrainer.operators.synonyms import SynonymOperator
+from evotrainer.operators.vocabulary import GENERAL, InstructionVocabulary
 from evotrainer.policy.genome import PolicyGenome
 
 OPERATOR_NAME = "seed_variation"
 
 
 def seed_variations(
-    seeds: list[PolicyGenome], n: int, rng: random.Random, max_chars: int = 1500
+    seeds: list[PolicyGenome],
+    n: int,
+    rng: random.Random,
+    max_chars: int = 1500,
+    vocab: InstructionVocabulary = GENERAL,
 ) -> list[PolicyGenome]:
-    """``n`` distinct policies varied from ``seeds`` (round robin), named "<seed>.<k>".
+    """``n`` distinct policies varied from ``seeds`` (round robin), named "<seed>.<k>", with
+    the task's seed phrases (``vocab.seed_phrases``) and synonyms.
 
     Returns fewer only when the seeds admit no more distinct variations (then all there are)."""
     if n <= 0:
@@ -32,14 +38,14 @@ def seed_variations(
     out: list[PolicyGenome] = []
     counts: dict[str, int] = {}
     synonym = SynonymOperator(max_edits=1)
-    ctx = OperatorContext(rng=rng, generation=0, max_chars=max_chars)
+    ctx = OperatorContext(rng=rng, generation=0, max_chars=max_chars, vocabulary=vocab)
     attempts = 0
     while len(out) < n and attempts < 30 * n + 30:
         seed = seeds[attempts % len(seeds)]
         attempts += 1
         text, edits = seed.system, []
         for _ in range(1 if rng.random() < 0.7 else 2):
-            options = insertable(text, SEED_PHRASES)
+            options = insertable(text, vocab.seed_phrases, vocab)
             if not options:
                 break
             phrase = rng.choice(options)

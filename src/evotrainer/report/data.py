@@ -29,6 +29,13 @@ class SValPoint:
     kind: str  # "initial" | "outer" (incumbent at an outer step) | "trial" | "seed" | "final"
 
 
+GENERIC_WORDS = {"instances": "instances", "output": "output", "reference": "reference"}
+TASK_WORDS = {
+    "meetings": {"instances": "meetings", "output": "minutes", "reference": "human reference"},
+    "code": {"instances": "problems", "output": "code", "reference": "ground truth"},
+}
+
+
 @dataclass
 class RunData:
     path: Path
@@ -97,6 +104,12 @@ class RunData:
         if self.summary and self.summary.get("model"):
             return str(self.summary["model"])
         return str(self.config.get("model", {}).get("spec", "unknown"))
+
+    @property
+    def words(self) -> dict[str, str]:
+        """How the report names the task's instances, outputs and references."""
+        task = self.config.get("task") if isinstance(self.config.get("task"), dict) else {}
+        return TASK_WORDS.get(str((task or {}).get("name", "meetings")), GENERIC_WORDS)
 
     @property
     def validation(self) -> dict[str, Any]:

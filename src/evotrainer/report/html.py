@@ -181,7 +181,8 @@ def _header(run: RunData) -> str:
     ]
     if v.get("synthetic"):
         msg = v.get("message") or (
-            "s_val is measured on held-out synthetic meetings, NOT on real, human-annotated data."
+            f"s_val is measured on held-out synthetic {run.words['instances']}, NOT on real, "
+            "human-annotated data."
         )
         parts.append(
             f'<div class="warning"><strong>Synthetic validation fallback.</strong> {esc(msg)}</div>'
@@ -291,10 +292,11 @@ def _confirmation(run: RunData) -> str:
         ["selection winner", c.get("winner"), c.get("winner_s_val")],
         ["best seed", c.get("best_seed"), c.get("best_seed_s_val")],
     ]
-    table = _table(["policy", "id", "s_val on the confirmation meetings"], rows, num=(2,))
+    noun = run.words["instances"]
+    table = _table(["policy", "id", f"s_val on the confirmation {noun}"], rows, num=(2,))
     return (
-        f"<p>On <strong>{esc(d.get('n'))}</strong> validation meetings that selection never saw, "
-        f"the selection winner minus the best seed (paired, per meeting, "
+        f"<p>On <strong>{esc(d.get('n'))}</strong> validation {esc(noun)} that selection never "
+        f"saw, the selection winner minus the best seed (paired, per {esc(noun[:-1])}, "
         f"{esc(c.get('measure') or 's_val')}): "
         f"<strong>{esc(fmt(d.get('mean')))}</strong>, 95% bootstrap interval "
         f"[{esc(fmt(lo))}, {esc(fmt(hi))}]. Rule <code>{esc(c.get('rule'))}</code>: returned the "
@@ -372,11 +374,12 @@ def _reference_text(ref: Any) -> str:
 
 def _examples(run: RunData) -> str:
     rows = run.validation_rows
+    words = run.words
     if not rows:
         return '<p class="missing">No validation rows stored for the best policy yet.</p>'
     parts = [
         f'<p class="sub">Showing {min(len(rows), MAX_EXAMPLES)} of {len(rows)} validation '
-        "meetings.</p>"
+        f"{esc(words['instances'])}.</p>"
     ]
     for row in rows[:MAX_EXAMPLES]:
         metrics = [
@@ -405,10 +408,29 @@ def _examples(run: RunData) -> str:
             f'<div class="card" style="margin-top:12px"><h3>{esc(row.get("instance_id"))}'
             f' <span class="sub">{esc(" · ".join(flags))}</span></h3>'
             f'<div class="chips">{chips}</div><div class="pair">'
-            f'<div><div class="label">best policy\'s minutes</div><pre>{esc(row.get("output"))}</pre></div>'
-            f'<div><div class="label">human reference</div>{ref}</div></div></div>'
+            f'<div><div class="label">best policy\'s {esc(words["output"])}</div>'
+            f"<pre>{esc(row.get('output'))}</pre></div>"
+            f'<div><div class="label">{esc(words["reference"])}</div>{ref}</div></div>'
+            f"{_turns(row)}</div>"
         )
     return "".join(parts)
+
+
+def _turns(row: Mapping[str, Any]) -> str:
+    """A multi-turn episode: each answer and what the environment said back."""
+    turns = row.get("turns")
+    if not isinstance(turns, list) or len(turns) < 2:
+        return ""
+    items = []
+    for k, t in enumerate(turns, 1):
+        if not isinstance(t, Mapping):
+            continue
+        said = t.get("observation") or "(nothing: the episode ended)"
+        items.append(
+            f'<div class="label">turn {k}: answer</div><pre>{esc(t.get("output"))}</pre>'
+            f'<div class="label">turn {k}: environment</div><pre>{esc(said)}</pre>'
+        )
+    return f"<details><summary>{len(turns)} turns</summary>{''.join(items)}</details>"
 
 
 BUDGET_LABELS = [
@@ -451,7 +473,12 @@ def render_page(run: RunData, plots: Mapping[str, Path]) -> str:
         "rollbacks.</p>"
     )
     sections = [
-        _card("Confirmation on held-out meetings", _confirmation(run), "full", "confirmation"),
+        _card(
+            f"Confirmation on held-out {run.words['instances']}",
+            _confirmation(run),
+            "full",
+            "confirmation",
+        ),
         _card("s_val per outer step", _img(plots.get("s_val"), "s_val") + sv),
         _card("Fitness per generation", _img(plots.get("fitness"), "fitness")),
         _card("Harness trajectory", _img(plots.get("harness"), "harness")),
@@ -468,7 +495,12 @@ def render_page(run: RunData, plots: Mapping[str, Path]) -> str:
         _card("Operator statistics", _operators(run, plots.get("operators")), "", "operators"),
         _card("Budget", _budget(run), "", "budget"),
         _card("Best policy: lineage and text", _lineage(run), "full", "lineage"),
-        _card("Best policy on validation meetings", _examples(run), "full", "examples"),
+        _card(
+            f"Best policy on validation {run.words['instances']}",
+            _examples(run),
+            "full",
+            "examples",
+        ),
         _card(
             "Config",
             f"<details><summary>config.yaml</summary><pre>{esc(run.config_text)}</pre></details>",

@@ -33,11 +33,15 @@ def _e(value: Any) -> str:
     return escape(str(value))
 
 
+NOUNS = {"meetings": "meetings", "code": "problems"}
+
+
 class ConsoleProgress:
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or Console(stderr=True)
         self.progress: Progress | None = None
         self.task_id: Any = None
+        self.noun = "meetings"  # what the task's instances are called (set at run_started)
 
     def _bar(self, total: int) -> None:
         if self.progress is None:
@@ -58,6 +62,8 @@ class ConsoleProgress:
         d = event.data
         p = self.console.print
         if event.type == ev.RUN_STARTED:
+            task = (d.get("config") or {}).get("task") or {}
+            self.noun = NOUNS.get(str(task.get("name", "meetings")), "instances")
             m = d["model"]
             p(f"[bold]EvoTrainer[/] model: {_e(m.get('model'))} ({_e(m.get('backend'))})")
         elif event.type in (ev.VALIDATION_SET, ev.TRAINING_SET, ev.WARNING):
@@ -83,13 +89,13 @@ class ConsoleProgress:
             assert self.progress is not None
             self.progress.update(self.task_id, completed=d["generation"], status=_e(status))
         elif event.type == ev.VALIDATION_STARTED:
-            how = "racing: a few meetings first" if d.get("race") else "all meetings"
+            how = f"racing: a few {self.noun} first" if d.get("race") else f"all {self.noun}"
             self._line(
                 f"validating {d['policies']} {d['role']} policies on {d['instances']} "
-                f"meetings ({how})"
+                f"{self.noun} ({how})"
             )
         elif event.type == ev.VALIDATION:
-            part = f" (estimate from {d['n']} meetings, raced out)" if d.get("partial") else ""
+            part = f" (estimate from {d['n']} {self.noun}, raced out)" if d.get("partial") else ""
             self._line(f"  {d['role']} {d['policy_id']}: s_val {d['s_val']:.3f}{part}")
         elif event.type == ev.TRIAL_STARTED:
             self._line(
@@ -105,7 +111,7 @@ class ConsoleProgress:
             diff = d["difference"]
             lo, hi = diff["ci95"]
             self._line(
-                f"confirmation on {diff['n']} held-out meetings: winner {d['winner_s_val']:.3f} "
+                f"confirmation on {diff['n']} held-out {self.noun}: winner {d['winner_s_val']:.3f} "
                 f"vs best seed {d['best_seed_s_val']:.3f}, paired difference "
                 f"{diff['mean']:+.3f} [95% CI {lo:+.3f}, {hi:+.3f}] -> {d['reason']}"
             )

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from evotrainer.config import DEFAULT_VAL_DATA, ValidationConfig
+from evotrainer.config import ValidationConfig
 from evotrainer.errors import CheckpointError, ConfigError, DataError
 from evotrainer.tasks.base import Task
 from evotrainer.types import Instance
@@ -107,10 +107,11 @@ def _resolve(
             f"validating on {len(instances)} from {cfg.data}",
             warnings,
         )
-    if path is not None and cfg.data != DEFAULT_VAL_DATA:
+    default = _default_data(task)
+    if path is not None and cfg.data != default:
         raise DataError(
             f"validation data {cfg.data} not found. A file you name must exist (only the "
-            f"default, {DEFAULT_VAL_DATA}, falls back to synthetic meetings); set "
+            f"task's default, {default}, falls back to synthetic instances); set "
             "validation.data to null for a synthetic validation set."
         )
     instances = task.synthetic_validation(cfg.synthetic_size, seed)
@@ -122,6 +123,12 @@ def _resolve(
         f"{why}: falling back to a held-out synthetic validation set of {len(instances)} "
         "meetings. s_val is then NOT a measure on real, human-annotated data.",
     )
+
+
+def _default_data(task: Task) -> str | None:
+    from evotrainer.tasks.registry import task_default
+
+    return task_default(task.name, "validation", "data")
 
 
 def usable_keys(task: Task, instance: Instance) -> set[str]:

@@ -1,6 +1,11 @@
-"""What a task plugs into EvoTrainer: a generator, a way to prompt, parse and score, a validation
-metric, and a loader for real data. The meeting-minutes task (tasks/meetings) is the reference
-implementation; another task (a code gym, a dialogue agent) implements the same protocols.
+"""What a task plugs into EvoTrainer: a generator, an environment (``Task.rollout``: the episode
+of one policy on one instance, one turn or several), a way to prompt, parse and score, a
+validation metric, a loader for real data, seed policies, and what the engine's generic parts
+need to know about the domain (the operators' vocabulary, which reward component stands for
+which validation metric, which constitution rules apply). Everything a task may provide is
+declared here; ``BaseTask`` gives the optional parts a default. The meeting-minutes task
+(tasks/meetings) and the code gym (tasks/code) implement it; docs/write-your-own-task.md walks
+through a small one.
 
 Failure rules, shared by every plug-in:
 - a RewardComponent or ValidationMetric must not raise on bad model output: it scores 0 and says
@@ -8,17 +13,30 @@ Failure rules, shared by every plug-in:
   example scores 0 and the exception text becomes the feedback.)
 - a loader raises DataError naming the file and line of the first malformed record.
 - a generator is a pure function of (n, difficulty, mix, rng): same rng state, same instances.
+- ``Task.rollout`` raises EvoTrainerError (LLMError, ContextOverflowError ...) when the first
+  answer cannot be had: the evaluator records the error on the rollout and scores it 0.
+  BudgetExceeded always propagates. A failure in a later turn ends the episode with the answer
+  so far (the turn's observation says what happened).
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from evotrainer.types import ComponentScore, Instance, Message
+from evotrainer.llm.base import LLMClient, SamplingParams
+from evotrainer.policy.genome import PolicyGenome
+from evotrainer.types import ComponentScore, Instance, Message, Trajectory, Turn
+
+if TYPE_CHECKING:  # operators/ imports this module (FeedbackEdit)
+    from evotrainer.operators.vocabulary import InstructionVocabulary
+
+# the constitution's rules on outputs (defences/constitution.py); a task names those that make
+# sense for its outputs (a code answer that repeats a long number literal leaks nothing)
+OUTPUT_RULES = frozenset({"harmful_content", "private_data", "copies_example"})
 
 
 @runtime_checkable
@@ -72,6 +90,30 @@ class FeedbackEdit:
     text: str
 
 
+@dataclass(frozen=True)
+class HarnessHints:
+    """What the outer loop's weakness analysis needs to know about a task's reward components.
+
+    ``proxies``: reward component -> (the validation aggregate it stands for, the value below
+    which that aggregate counts as low); a component saturated in training while its aggregate
+    is low is suspected of being gamed. ``low``: the low threshold of an aggregate when it is
+    used through a reference component ``ref_<key>`` (default 0.12). ``shape``: components that
+    state a shape requirement (a format), never given the weight moved off a gamed component.
+    ``receivers``: components that, when switched off, receive that weight first."""
+
+    proxies: Mapping[str, tuple[str, float]] = field(default_factory=dict)
+    low: Mapping[str, float] = field(default_factory=dict)
+    shape: tuple[str, ...] = ()
+    receivers: tuple[str, ...] = ()
+
+    def proxy_of(self, component: str) -> tuple[str, float] | None:
+        """The validation aggregate a reward component stands for, and its "low" threshold."""
+        if component.startswith("ref_"):  # harness/reference.py: ref_<key> stands for <key>
+            key = component[len("ref_") :]
+            return key, self.low.get(key, 0.12)
+        return self.proxies.get(component)
+
+
 @runtime_checkable
 class Task(Protocol):
     """A complete task plug-in."""
@@ -79,6 +121,28 @@ class Task(Protocol):
     name: str
 
     def generator(self) -> TaskGenerator: ...
+
+    def rollout(
+        self,
+        instructions: str,
+        instance: Instance,
+        llm: LLMClient,
+        sampling: SamplingParams,
+    ) -> Trajectory:
+        """The episode of one policy (its rendered text) on one instance: the environment. A
+        single-turn task answers once (``single_turn``); a multi-turn one may show the agent
+        what its answer did (e.g. failing tests) and let it revise. Every LLM call goes
+        through ``llm`` (cache and budget included)."""
+        ...
+
+    def seed_policies(self) -> list[PolicyGenome]:
+        """The hand-written initial policies (``inner.seed_prompts`` replaces them)."""
+        ...
+
+    def max_calls_per_rollout(self) -> int:
+        """The most LLM calls one rollout makes (its turns): what a budget must hold back for a
+        validation (``budget.reserve_final``)."""
+        ...
 
     def render(self, instructions: str, instance: Instance) -> tuple[list[Message], bool]:
         """Chat messages for one policy on one instance, and whether the input was truncated.
@@ -114,3 +178,116 @@ class Task(Protocol):
     def feedback_edits(self) -> Mapping[str, Sequence[FeedbackEdit]]:
         """Reward component name -> edits that address a low score of that component."""
         ...
+
+    # -- what the engine's generic parts need to know about the domain -----------------------
+    def vocabulary(self) -> InstructionVocabulary:
+        """Style phrases and domain synonyms for the lexical operators."""
+        ...
+
+    def harness_hints(self) -> HarnessHints:
+        """Which reward component stands for which validation metric (weakness analysis)."""
+        ...
+
+    def input_text(self, instance: Instance) -> str:
+        """The text the agent reads for an instance (privacy checks, input length)."""
+        ...
+
+    def reference_text(self, instance: Instance) -> str | None:
+        """The human reference of an instance as text (report, discriminator), or None."""
+        ...
+
+    def hostile_instances(self, n: int, seed: int) -> list[Instance]:
+        """``n`` hostile inputs (prompt injections, planted private data) for the robustness
+        probe, from a seed stream training never uses; empty when the task has none."""
+        ...
+
+    def constitution_rules(self) -> frozenset[str]:
+        """The constitution's output rules (``OUTPUT_RULES``) that apply to this task's outputs.
+        The rules on policy texts always apply."""
+        ...
+
+
+def single_turn(
+    task: Task, instructions: str, instance: Instance, llm: LLMClient, sampling: SamplingParams
+) -> Trajectory:
+    """The rollout of a single-turn task: render, ask once."""
+    messages, truncated = task.render(instructions, instance)
+    c = llm.complete(messages, sampling)
+    turn = Turn(
+        c.text,
+        prompt_tokens=c.prompt_tokens,
+        completion_tokens=c.completion_tokens,
+        latency_s=c.latency_s,
+        cached=c.cached,
+    )
+    return Trajectory((turn,), truncated)
+
+
+class BaseTask:
+    """Defaults for the optional parts of ``Task``: single-turn rollouts, no structural search
+    space, the general vocabulary, no proxy hints, the payload as input text, no references,
+    no hostile inputs, every constitution rule, and a synthetic validation set from the
+    generator. A task subclasses it and implements the rest (see docs/write-your-own-task.md)."""
+
+    name: str = ""
+
+    def generator(self) -> TaskGenerator:
+        raise NotImplementedError
+
+    def render(self, instructions: str, instance: Instance) -> tuple[list[Message], bool]:
+        raise NotImplementedError
+
+    def rollout(
+        self,
+        instructions: str,
+        instance: Instance,
+        llm: LLMClient,
+        sampling: SamplingParams,
+    ) -> Trajectory:
+        return single_turn(self, instructions, instance, llm, sampling)  # type: ignore[arg-type]
+
+    def max_calls_per_rollout(self) -> int:
+        return 1
+
+    def synthetic_validation(self, n: int, seed: int) -> list[Instance]:
+        """``n`` generated instances, difficulty spread evenly over 0.2..0.8, from the seed
+        stream ``random.Random(f"validation-{seed}")`` that training never uses."""
+        if n <= 0:
+            return []
+        gen = self.generator()
+        rng = random.Random(f"validation-{seed}")
+        out: list[Instance] = []
+        for i in range(n):
+            difficulty = 0.2 + 0.6 * (i / (n - 1) if n > 1 else 0.5)
+            out.extend(gen.sample(1, round(difficulty, 4), rng))
+        return out
+
+    def output_templates(self) -> Sequence[str]:
+        return ()
+
+    def reference_example(self, instance: Instance) -> str | None:
+        return None
+
+    def feedback_edits(self) -> Mapping[str, Sequence[FeedbackEdit]]:
+        return {}
+
+    def vocabulary(self) -> InstructionVocabulary:
+        from evotrainer.operators.vocabulary import GENERAL
+
+        return GENERAL
+
+    def harness_hints(self) -> HarnessHints:
+        return HarnessHints()
+
+    def input_text(self, instance: Instance) -> str:
+        payload = instance.payload
+        return payload if isinstance(payload, str) else str(getattr(payload, "text", payload))
+
+    def reference_text(self, instance: Instance) -> str | None:
+        return None
+
+    def hostile_instances(self, n: int, seed: int) -> list[Instance]:
+        return []
+
+    def constitution_rules(self) -> frozenset[str]:
+        return OUTPUT_RULES

@@ -1,36 +1,127 @@
-"""Task plug-ins by name. Register your own with ``register_task("name", factory)``."""
+"""Task plug-ins by name.
+
+A task is registered as a ``TaskPlugin``: how to build it from its config, its config class (a
+``TaskConfig`` subclass holding the task's own keys) and the run-config values it needs by
+default (its reward weights, s_val's metrics, its data files). Plug-ins are found, in this
+order, among those registered at run time (``register_task``), in the Python entry point group
+``evotrainer.tasks`` (how an installed package adds a task without editing EvoTrainer; the
+built-in tasks are declared there too), and among the built-in ones (for a source checkout that
+was never installed). An entry point names a ``TaskPlugin`` or a function that returns one:
+
+    [project.entry-points."evotrainer.tasks"]
+    mytask = "mypackage.task:PLUGIN"
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Any
 
 from evotrainer.config import TaskConfig
 from evotrainer.errors import ConfigError
 from evotrainer.tasks.base import Task
 
-_FACTORIES: dict[str, Callable[[TaskConfig], Task]] = {}
+ENTRY_POINT_GROUP = "evotrainer.tasks"
+BUILTIN = {
+    "meetings": "evotrainer.tasks.meetings.plugin:PLUGIN",
+    "code": "evotrainer.tasks.code.plugin:PLUGIN",
+}
 
 
-def register_task(name: str, factory: Callable[[TaskConfig], Task]) -> None:
-    _FACTORIES[name] = factory
+@dataclass(frozen=True)
+class TaskPlugin:
+    """``build(task_config) -> Task``; ``config``: the class that validates the ``task``
+    section; ``defaults``: run-config sections -> keys -> values the task needs unless the
+    config sets them (e.g. ``{"harness": {"weights": {...}}, "outer": {"s_val_weights": ...}}``)."""
+
+    name: str
+    build: Callable[[Any], Task]
+    config: type[TaskConfig] = TaskConfig
+    defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
-def _meetings(cfg: TaskConfig) -> Task:
-    from evotrainer.tasks.meetings.task import MeetingTask
-
-    return MeetingTask(
-        max_input_tokens=cfg.max_input_tokens,
-        truncation=cfg.truncation,
-        hostile_share=cfg.hostile_share,
-    )
+_PLUGINS: dict[str, TaskPlugin] = {}
 
 
-register_task("meetings", _meetings)
+def register_task(
+    name: str | TaskPlugin,
+    factory: Callable[[Any], Task] | None = None,
+    *,
+    config: type[TaskConfig] = TaskConfig,
+    defaults: Mapping[str, Mapping[str, Any]] | None = None,
+) -> TaskPlugin:
+    """Register a task at run time: ``register_task(plugin)`` or ``register_task("name",
+    factory, config=..., defaults=...)``. A later registration of a name replaces it."""
+    if isinstance(name, TaskPlugin):
+        plugin = name
+    else:
+        if factory is None:
+            raise TypeError("register_task(name, factory): the factory is missing")
+        plugin = TaskPlugin(name, factory, config, dict(defaults or {}))
+    _PLUGINS[plugin.name] = plugin
+    return plugin
+
+
+def _as_plugin(obj: Any, origin: str) -> TaskPlugin:
+    if callable(obj) and not isinstance(obj, TaskPlugin):
+        obj = obj()
+    if not isinstance(obj, TaskPlugin):
+        raise ConfigError(f"task plug-in {origin}: expected a TaskPlugin, got {type(obj).__name__}")
+    return obj
+
+
+def _from_entry_points(name: str) -> TaskPlugin | None:
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name == name:
+            try:
+                obj = ep.load()
+            except Exception as exc:  # noqa: BLE001 - a broken plug-in package is a user error
+                raise ConfigError(
+                    f"task {name!r}: the entry point {ep.value!r} could not be loaded: "
+                    f"{type(exc).__name__}: {exc}"
+                ) from None
+            return _as_plugin(obj, f"{name!r} ({ep.value})")
+    return None
+
+
+def _builtin(name: str) -> TaskPlugin | None:
+    target = BUILTIN.get(name)
+    if target is None:
+        return None
+    module, attr = target.split(":")
+    return _as_plugin(getattr(importlib.import_module(module), attr), target)
+
+
+def known_tasks() -> list[str]:
+    names = set(_PLUGINS) | set(BUILTIN)
+    names |= {ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    return sorted(names)
+
+
+def plugin_for(name: str) -> TaskPlugin:
+    """The plug-in registered under ``name`` (ConfigError naming the known tasks if none)."""
+    plugin = _PLUGINS.get(name) or _from_entry_points(name) or _builtin(name)
+    if plugin is None:
+        raise ConfigError(f"task.name: unknown task {name!r}; known: {known_tasks()}")
+    _PLUGINS.setdefault(name, plugin)
+    return plugin
 
 
 def build_task(cfg: TaskConfig) -> Task:
+    plugin = plugin_for(cfg.name)
+    if not isinstance(cfg, plugin.config):
+        cfg = plugin.config.model_validate(cfg.model_dump())
+    return plugin.build(cfg)
+
+
+def task_default(name: str, section: str, key: str) -> Any:
+    """The default a task's plug-in gives ``section.key`` (None when it gives none, or when no
+    plug-in is registered under ``name``, e.g. a task object handed to the engine directly)."""
     try:
-        return _FACTORIES[cfg.name](cfg)
-    except KeyError:
-        known = sorted(_FACTORIES)
-        raise ConfigError(f"task.name: unknown task {cfg.name!r}; known: {known}") from None
+        plugin = plugin_for(name)
+    except ConfigError:
+        return None
+    return (plugin.defaults.get(section) or {}).get(key)

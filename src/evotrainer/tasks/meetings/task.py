@@ -12,7 +12,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from evotrainer.errors import ConfigError
-from evotrainer.tasks.base import FeedbackEdit, RewardComponent, TaskGenerator, ValidationMetric
+from evotrainer.operators.vocabulary import InstructionVocabulary
+from evotrainer.policy.genome import PolicyGenome
+from evotrainer.tasks.base import (
+    BaseTask,
+    FeedbackEdit,
+    HarnessHints,
+    RewardComponent,
+    TaskGenerator,
+    ValidationMetric,
+)
 from evotrainer.tasks.meetings.loader import load_instances
 from evotrainer.tasks.meetings.metrics import MinutesMetric
 from evotrainer.tasks.meetings.parser import Minutes, parse_minutes
@@ -24,7 +33,22 @@ from evotrainer.types import Instance, Message
 __all__ = ["MeetingTask"]
 
 
-class MeetingTask:
+# which validation aggregate each reward component is a proxy for, and the value below which that
+# aggregate counts as "low" (format, a shape requirement rather than a quality proxy, is never
+# flagged); when weight is moved off a gamed component, owner/task accuracy receives it first
+HINTS = HarnessHints(
+    proxies={
+        "action_count": ("action_item_f1", 0.3),
+        "owner_accuracy": ("action_item_f1", 0.3),
+        "completeness": ("rougeL", 0.12),
+    },
+    low={"action_item_f1": 0.3, "rougeL": 0.12, "decision_recall": 0.3},
+    shape=("format",),
+    receivers=("owner_accuracy",),
+)
+
+
+class MeetingTask(BaseTask):
     """Meeting transcripts in, structured minutes out.
 
     ``max_input_tokens`` bounds the rendered transcript (estimated tokens, see render.py);
@@ -81,18 +105,10 @@ class MeetingTask:
     def load(self, path: str | Path) -> list[Instance]:
         return load_instances(path)
 
-    def synthetic_validation(self, n: int, seed: int) -> list[Instance]:
-        """``n`` held-out synthetic meetings, difficulty spread evenly over 0.2..0.8, drawn from
-        the seed stream ``random.Random(f"validation-{seed}")`` that training never uses."""
-        if n <= 0:
-            return []
-        gen = self.generator()
-        rng = random.Random(f"validation-{seed}")
-        out: list[Instance] = []
-        for i in range(n):
-            difficulty = 0.2 + 0.6 * (i / (n - 1) if n > 1 else 0.5)
-            out.extend(gen.sample(1, round(difficulty, 4), rng))
-        return out
+    def seed_policies(self) -> list[PolicyGenome]:
+        from evotrainer.tasks.meetings.seeds import seed_policies
+
+        return seed_policies()
 
     # -- the structural search space (tasks/meetings/structure.py) ---------------------------
     def output_templates(self) -> Sequence[str]:
@@ -111,7 +127,15 @@ class MeetingTask:
 
         return EDITS
 
-    # -- optional hooks used by the defences and the report ---------------------------------
+    # -- what the engine's generic parts need to know about meetings -------------------------
+    def vocabulary(self) -> InstructionVocabulary:
+        from evotrainer.tasks.meetings.style import VOCABULARY
+
+        return VOCABULARY
+
+    def harness_hints(self) -> HarnessHints:
+        return HINTS
+
     def input_text(self, instance: Instance) -> str:
         """The transcript the agent reads (the constitution checks outputs against it)."""
         return instance.payload.transcript_text()

@@ -1,0 +1,147 @@
+"""One run of an answer against its problem, read into verdicts.
+
+``Runs.judge(instance, output)`` runs the answer's program in the sandbox once (memoised by
+instance and code) with every call the problem has: the visible tests, the hidden tests and
+the performance test, plus the problem's test program when it has one (HumanEval). The host
+compares each answer with the expected one, so a verdict never depends on the candidate's own
+``==``. The reward components, the validation metric and the next turn's feedback all read
+the same ``Verdict``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from evotrainer.tasks.code.problem import CodeProblem, TestCase, same_answer
+from evotrainer.tasks.code.render import ParsedCode, defines_function, parse_code, program
+from evotrainer.tasks.code.sandbox import CallResult, Execution, ExecutionCache, Sandbox
+
+PERF_TIMEOUT_FACTOR = 2.0  # the performance call may run this many budgets before it is cut
+
+
+@dataclass(frozen=True)
+class TestVerdict:
+    __test__ = False
+
+    case: TestCase | None
+    passed: bool
+    detail: str  # what happened, for feedback ("returned 3, expected 4", "raised KeyError")
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What an answer did on its problem."""
+
+    parsed: ParsedCode
+    defines: bool
+    execution: Execution | None  # None: no code to run
+    visible: tuple[TestVerdict, ...] = ()
+    hidden: tuple[TestVerdict, ...] = ()
+    perf: TestVerdict | None = None
+    violations: tuple[str, ...] = ()
+    error: str = ""  # the code did not load, or the run was killed
+
+    @property
+    def visible_share(self) -> float:
+        return sum(t.passed for t in self.visible) / len(self.visible) if self.visible else 0.0
+
+    @property
+    def hidden_share(self) -> float:
+        return sum(t.passed for t in self.hidden) / len(self.hidden) if self.hidden else 0.0
+
+    @property
+    def passes_hidden(self) -> bool:
+        return bool(self.hidden) and all(t.passed for t in self.hidden) and not self.violations
+
+    def visible_failures(self, entry_point: str, limit: int = 3) -> str:
+        """The feedback a revising agent sees: visible tests only (never a hidden one)."""
+        if self.error:
+            return f"- the code fails: {self.error}"
+        lines = []
+        for t in self.visible:
+            if not t.passed and t.case is not None:
+                lines.append(f"- {t.case.call_text(entry_point)}: {t.detail}")
+        for v in self.violations[:2]:
+            lines.append(f"- refused by the sandbox: {v}")
+        return "\n".join(lines[:limit])
+
+
+def _verdict(case: TestCase, result: CallResult | None) -> TestVerdict:
+    if result is None:
+        return TestVerdict(case, False, "not run")
+    if case.raises:
+        if not result.ok and result.raised == case.raises:
+            return TestVerdict(case, True, f"raised {case.raises}", result.seconds)
+        got = f"returned {result.value[:80]}" if result.ok else f"raised {result.raised}"
+        return TestVerdict(case, False, f"{got}, expected it to raise {case.raises}")
+    if not result.ok:
+        what = f"{result.raised}: {result.error}" if result.error else result.raised
+        return TestVerdict(case, False, f"raised {what[:120]}", result.seconds)
+    if not result.plain:
+        return TestVerdict(case, False, "returned a non-builtin object", result.seconds)
+    if same_answer(result.value, case.expected):
+        return TestVerdict(case, True, "passed", result.seconds)
+    return TestVerdict(
+        case, False, f"returned {result.value[:80]}, expected {case.expected[:80]}", result.seconds
+    )
+
+
+class Runs:
+    """The sandbox plus the memo of its runs (thread-safe)."""
+
+    def __init__(self, sandbox: Sandbox, cache: ExecutionCache | None = None) -> None:
+        self.sandbox = sandbox
+        self.cache = cache or ExecutionCache()
+
+    def judge(self, problem: CodeProblem, output: str, parsed: ParsedCode | None = None) -> Verdict:
+        parsed = parsed if parsed is not None else parse_code(output)
+        if parsed.empty:
+            return Verdict(parsed, False, None, error="no code in the answer")
+        code = program(problem, parsed)
+        defines = defines_function(problem, parsed)
+        key = (problem.id, hashlib.sha1(code.encode()).hexdigest())
+        ex = self.cache.get(key)
+        if ex is None:
+            ex = self.sandbox.run(code, problem.entry_point, self._calls(problem), problem.check)
+            self.cache.put(key, ex)
+        return read(problem, parsed, defines, ex)
+
+    def _calls(self, problem: CodeProblem) -> list[tuple[str, float]]:
+        limit = self.sandbox.limits.call_s
+        calls = [(t.args, limit) for t in (*problem.visible, *problem.hidden)]
+        if problem.perf is not None:
+            calls.append((problem.perf.args, problem.perf_budget_s * PERF_TIMEOUT_FACTOR))
+        return calls
+
+
+def read(problem: CodeProblem, parsed: ParsedCode, defines: bool, ex: Execution) -> Verdict:
+    """The verdicts of one execution: its call results in the order ``Runs`` sent them."""
+    if not ex.ran:
+        return Verdict(parsed, defines, ex, violations=ex.violations, error=ex.error or ex.status)
+    results = list(ex.calls)
+    nv, nh = len(problem.visible), len(problem.hidden)
+
+    def at(i: int) -> CallResult | None:
+        return results[i] if i < len(results) else None
+
+    visible = tuple(_verdict(t, at(i)) for i, t in enumerate(problem.visible))
+    hidden = tuple(_verdict(t, at(nv + i)) for i, t in enumerate(problem.hidden))
+    if problem.check:
+        hidden = hidden + tuple(
+            TestVerdict(None, r.ok, "passed" if r.ok else f"{r.raised}: {r.error}"[:160])
+            for r in ex.check
+        )
+    perf = None
+    if problem.perf is not None:
+        perf = _verdict(problem.perf, at(nv + nh))
+        r = at(nv + nh)
+        if perf.passed and r is not None and r.seconds > problem.perf_budget_s:
+            perf = TestVerdict(
+                problem.perf,
+                False,
+                f"correct but took {r.seconds:.2f} s (budget {problem.perf_budget_s:g} s)",
+                r.seconds,
+            )
+    return Verdict(parsed, defines, ex, visible, hidden, perf, ex.violations)

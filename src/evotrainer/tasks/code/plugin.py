@@ -1,0 +1,66 @@
+"""The code gym's plug-in: its ``task`` keys and the run-config defaults it needs (its reward
+components' weights, s_val over the hidden tests, HumanEval as the validation set, the hidden
+tests of held-out generated problems as a share of fitness: the sparse terminal reward)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from evotrainer.config import TaskConfig
+from evotrainer.tasks.base import Task
+from evotrainer.tasks.registry import TaskPlugin
+
+DEFAULT_VAL_DATA = "../shared/data/code/humaneval-dev.jsonl"
+
+
+class CodeTaskConfig(TaskConfig):
+    turns: int = Field(
+        2,
+        ge=1,
+        le=8,
+        description="answers per episode: after each, the failing visible tests are shown and "
+        "the agent revises (1 = single-turn)",
+    )
+    sandbox: Literal["auto", "bwrap", "unshare", "process"] = Field(
+        "auto",
+        description="how model-written code is confined (docs/code-gym.md); auto = the "
+        "strongest this machine offers",
+    )
+    call_s: float = Field(2.0, gt=0, le=60, description="time limit of one test call (s)")
+    wall_s: float = Field(
+        20.0, gt=0, le=600, description="time limit of one whole execution (s), then killed"
+    )
+    memory_mb: int = Field(512, ge=64, description="address-space limit of the sandbox (MiB)")
+
+
+DEFAULTS = {
+    "harness": {
+        "weights": {
+            "visible_tests": 0.5,
+            "defines_function": 0.1,
+            "lint": 0.1,
+            "runtime": 0.1,
+            "safety": 0.1,
+            "length": 0.1,
+        },
+        "real_data": None,
+        "reference_components": [],
+        "switchable": [],
+    },
+    "outer": {"s_val_weights": {"pass_at_1": 0.5, "tests_passed": 0.5}},
+    "validation": {"data": DEFAULT_VAL_DATA},
+    "defences": {"terminal_data": None, "terminal_share": 0.2},
+}
+
+
+def build(cfg: CodeTaskConfig) -> Task:
+    from evotrainer.tasks.code.sandbox import Limits
+    from evotrainer.tasks.code.task import CodeTask
+
+    limits = Limits(call_s=cfg.call_s, wall_s=cfg.wall_s, memory_mb=cfg.memory_mb)
+    return CodeTask(turns=cfg.turns, sandbox=cfg.sandbox, limits=limits)
+
+
+PLUGIN = TaskPlugin("code", build, CodeTaskConfig, DEFAULTS)

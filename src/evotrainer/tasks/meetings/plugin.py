@@ -1,0 +1,64 @@
+"""The meeting task's plug-in: its ``task`` keys and the run-config defaults it needs (SPEC's
+reward [0.5, 0.2, 0.3] over completeness/format/action_count, the reference components on real
+training meetings, s_val = 0.5 ROUGE-L + 0.5 action-item F1, the AMI files)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from evotrainer.config import TaskConfig
+from evotrainer.tasks.base import Task
+from evotrainer.tasks.registry import TaskPlugin
+
+# Training and selection use AMI *train* only; ami-dev and ICSI are where a claim is tested.
+DEFAULT_REAL_DATA = "../shared/data/meetings/ami-train.jsonl"
+DEFAULT_VAL_DATA = DEFAULT_REAL_DATA
+
+
+class MeetingTaskConfig(TaskConfig):
+    max_input_tokens: int = Field(
+        1536, ge=64, description="transcripts longer than this (estimated tokens) are truncated"
+    )
+    truncation: Literal["head", "head_tail", "error"] = Field(
+        "head_tail", description="how over-long transcripts are cut (or rejected)"
+    )
+    hostile_share: float = Field(
+        0.0, ge=0, le=1, description="share of generated meetings with planted injections/PII"
+    )
+
+    def truncation_note(self) -> str:
+        return f"{self.truncation} at {self.max_input_tokens} tokens"
+
+
+DEFAULTS = {
+    "harness": {
+        "weights": {
+            "completeness": 0.5,
+            "format": 0.2,
+            "action_count": 0.3,
+            "ref_rougeL": 0.5,
+            "ref_action_item_f1": 0.5,
+        },
+        "real_data": DEFAULT_REAL_DATA,
+        "reference_components": ["rougeL", "action_item_f1", "decision_recall"],
+        "switchable": ["owner_accuracy", "conciseness", "faithfulness", "ref_decision_recall"],
+    },
+    "outer": {"s_val_weights": {"rougeL": 0.5, "action_item_f1": 0.5}},
+    "validation": {"data": DEFAULT_VAL_DATA},
+    "defences": {"terminal_data": DEFAULT_REAL_DATA},
+}
+
+
+def build(cfg: MeetingTaskConfig) -> Task:
+    from evotrainer.tasks.meetings.task import MeetingTask
+
+    return MeetingTask(
+        max_input_tokens=cfg.max_input_tokens,
+        truncation=cfg.truncation,
+        hostile_share=cfg.hostile_share,
+    )
+
+
+PLUGIN = TaskPlugin("meetings", build, MeetingTaskConfig, DEFAULTS)
