@@ -279,7 +279,7 @@ def eval_(
             task,
             stack.client,
             sampling,
-            runner_for(stack.backend.model_id, cfg.model.concurrency),
+            runner_for(stack.client),
             guard=ErrorRateGuard.from_config(cfg.budget),
         )
         trunc = f"{cfg.task.truncation} at {cfg.task.max_input_tokens} tokens"

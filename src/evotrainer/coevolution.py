@@ -100,7 +100,7 @@ class CoEvolution:
             self.task,
             self.stack.client,
             self.sampling,
-            runner or runner_for(self.stack.backend.model_id, config.model.concurrency),
+            runner or runner_for(self.stack.client),
             guard=ErrorRateGuard.from_config(config.budget),
         )
         self.evaluator.components.update(

@@ -9,8 +9,9 @@ Two optional capabilities, both plain attributes a wrapper passes on:
   backend's multi-sequence decoding); the evaluator then hands it the prompts of one instance
   (they share the transcript prefix) as one group;
 - ``parallel_requests`` > 1: it serves that many requests at once (an HTTP server, Ray
-  workers); the evaluator then sends requests concurrently, and the operators of a generation
-  and the trials of an outer step run concurrently.
+  workers); the evaluator then sends requests concurrently (as coroutines when
+  ``native_async``), and the operators of a generation and the trials of an outer step run
+  concurrently.
 ``complete_batch`` returns one result per prompt, in order: a Completion or the error that prompt
 met (errors are values there, so one bad prompt does not lose the others' answers).
 """
@@ -93,6 +94,7 @@ class BaseLLM:
     context_size: int | None = None
     batch_size: int = 1
     parallel_requests: int = 1
+    native_async: bool = False  # acomplete is a coroutine of its own, not a worker thread
 
     def complete(self, messages: Sequence[Message], params: SamplingParams) -> Completion:
         raise NotImplementedError

@@ -175,6 +175,7 @@ class MeteredLLM(BaseLLM):
         self.context_size = inner.context_size
         self.batch_size = batch_size_of(inner)
         self.parallel_requests = parallel_requests_of(inner)
+        self.native_async = bool(getattr(inner, "native_async", False))
 
     def _bound(self, messages: Sequence[Message], params: SamplingParams) -> int:
         if self.budget.max_tokens is None:

@@ -139,6 +139,7 @@ class CachedLLM(BaseLLM):
         self.context_size = inner.context_size
         self.batch_size = batch_size_of(inner)
         self.parallel_requests = parallel_requests_of(inner)
+        self.native_async = bool(getattr(inner, "native_async", False))
 
     def _lookup(self, key: str) -> Completion | None:
         hit = self.cache.get(key)

@@ -58,6 +58,7 @@ class OpenAICompatibleLLM(BaseLLM):
         self.backoff_s = backoff_s  # between retries of an unreadable answer
         self.concurrency = concurrency
         self.parallel_requests = concurrency
+        self.native_async = True
         self.context_size = context_size
         self.extra_body = dict(extra_body or {})
         self.model_id = f"openai:{model}@{self.base_url}"
@@ -125,7 +126,9 @@ class OpenAICompatibleLLM(BaseLLM):
             except openai.BadRequestError as exc:
                 text = f"{exc.message} {exc.body}"
                 if _is_overflow(text):
-                    raise ContextOverflowError(f"{url}: prompt too long for the model: {text}")
+                    raise ContextOverflowError(
+                        f"{url}: prompt too long for the model: {text}"
+                    ) from None
                 raise LLMError(f"HTTP 400 from {url} (not retried): {text[:500]}") from None
             except openai.APIStatusError as exc:
                 # the SDK already retried what is worth retrying (429, 5xx ...)
