@@ -39,7 +39,16 @@ class ModelConfig(_Strict):
     n_threads: int | None = Field(
         None, ge=1, description="CPU threads (embedded); None = the cores not already busy"
     )
-    concurrency: int = Field(4, ge=1, description="parallel requests (HTTP backends)")
+    concurrency: int = Field(
+        4, ge=1, description="parallel requests (HTTP backends; with runner ray: per worker)"
+    )
+    batch_size: int = Field(
+        8,
+        ge=1,
+        le=64,
+        description="embedded model: the prompts of one instance decoded together (batched "
+        "multi-sequence decoding; the same answers as one at a time); 1 = one at a time",
+    )
     timeout_s: float = Field(120.0, gt=0, description="HTTP request timeout")
     max_retries: int = Field(4, ge=0, description="HTTP retries on 429/5xx/timeouts")
     extra_body: dict[str, Any] = Field(
@@ -354,9 +363,35 @@ class DefencesConfig(_Strict):
         return v
 
 
+class RayConfig(_Strict):
+    address: str | None = Field(
+        None,
+        description="ray.init(address=...) for runner ray: 'auto' or ray://head:10001 of an "
+        "existing cluster; None = $RAY_ADDRESS, else a local Ray instance for the run",
+    )
+    workers: int = Field(
+        2, ge=1, description="backend workers (Ray actors), each with its own backend"
+    )
+    num_cpus: float = Field(1.0, ge=0, description="CPUs each worker reserves")
+    num_gpus: float = Field(0.0, ge=0, description="GPUs each worker reserves")
+    spread: bool = Field(
+        True, description="place the workers on as many nodes as possible (SPREAD scheduling)"
+    )
+    runtime_env: dict[str, Any] | None = Field(
+        None, description="ray.init runtime_env, e.g. {pip: [evotrainer]} for a cluster"
+    )
+
+
 class RunConfig(_Strict):
     seed: int = Field(0, description="master seed of every random choice")
     model: ModelConfig = Field(default_factory=ModelConfig)
+    runner: Literal["auto", "serial", "threads", "async", "ray"] = Field(
+        "auto",
+        description="how evaluations run: auto = one at a time for the embedded model, "
+        "concurrent coroutines for HTTP servers; ray = backend calls on Ray workers (cache "
+        "and budget stay in this process)",
+    )
+    ray: RayConfig = Field(default_factory=RayConfig)
     cache: CacheConfig = Field(default_factory=CacheConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     task: TaskConfig = Field(default_factory=TaskConfig)

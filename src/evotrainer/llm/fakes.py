@@ -131,3 +131,32 @@ class ConcurrentLLM(FunctionLLM):
             return super().complete(messages, params)
         finally:
             self._leave()
+
+
+class LatencyLLM(FunctionLLM):
+    """Answers like EchoLLM after ``latency_s`` seconds: a stand-in for a backend whose cost is
+    waiting (benchmarks of concurrency and of the Ray runner)."""
+
+    def __init__(self, latency_s: float, max_chars: int = 400) -> None:
+        import time
+
+        def answer(messages: Sequence[Message], params: SamplingParams) -> str:
+            time.sleep(latency_s)
+            return messages[-1].content[-max_chars:]
+
+        super().__init__(answer, model_id=f"fake:latency={latency_s:g}")
+        self.latency_s = latency_s
+
+
+def fake_backend(name: str) -> FunctionLLM:
+    """The backend of a ``fake:<name>`` model spec: ``echo`` or ``latency=<seconds>``."""
+    from evotrainer.errors import ModelSpecError
+
+    if name == "echo":
+        return EchoLLM()
+    if name.startswith("latency="):
+        try:
+            return LatencyLLM(float(name.partition("=")[2]))
+        except ValueError:
+            pass
+    raise ModelSpecError(f"unknown fake backend {name!r}: fake:echo or fake:latency=<seconds>")
