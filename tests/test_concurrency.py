@@ -170,3 +170,44 @@ def test_the_async_path_against_a_latency_server():
     # requests overlapped (timings are benchmarks/concurrency.py's business, not a test's)
     assert server.requests == 24 and 1 < server.max_active <= 8
     assert all(rec.rollout.error is None for rec in ev.store.values())
+
+
+# -- the engine on a backend that serves parallel requests ---------------------------------
+def _concurrent_run(tmp_path, name: str, width: int, **sections):
+    from evotrainer.coevolution import CoEvolution
+    from tests.fake_runs import comparable_summary, small_config
+
+    task = RecordingMeetingTask()
+    answer = family_llm(task).fn
+    operator = {"active": 0, "max": 0}
+    lock = threading.Lock()
+
+    def fn(messages, params):
+        if messages[-1].content in task.by_prompt:
+            return answer(messages, params)
+        with lock:  # an operator call: slow, so that overlapping calls show
+            operator["active"] += 1
+            operator["max"] = max(operator["max"], operator["active"])
+        time.sleep(0.02)
+        with lock:
+            operator["active"] -= 1
+        return answer(messages, params)
+
+    llm = ConcurrentLLM(fn, parallel_requests=width, latency_s=0.002)
+    cfg = small_config(tmp_path / f"{name}.sqlite", **sections)
+    events = []
+    co = CoEvolution(cfg, task=task, llm=llm, observers=[events.append])
+    co.run(tmp_path / name)
+    return comparable_summary(tmp_path / name), llm, operator, events
+
+
+def test_operators_and_trials_run_concurrently_with_the_same_result(tmp_path):
+    ops = {"llm_paraphrase": 3.0, "llm_merge": 1.0, "synonym": 1.0}
+    a, llm, operator, events = _concurrent_run(tmp_path, "w4", 4, inner={"operators": ops})
+    b, _, _, _ = _concurrent_run(tmp_path, "w8", 8, inner={"operators": ops})
+    assert a == b  # the result does not depend on how many requests run at once
+    assert a["stopped"] == "completed" and a["outer_steps"] >= 1
+    assert llm.max_active > 1 and operator["max"] > 1  # evaluations and operator calls overlapped
+    kinds = [(e.type, e.data.get("trial")) for e in events if e.type.startswith("trial_")]
+    first_finish = next(i for i, k in enumerate(kinds) if k[0] == "trial_finished")
+    assert sum(1 for k in kinds[:first_finish] if k[0] == "trial_started") >= 2  # overlapped

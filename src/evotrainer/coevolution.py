@@ -16,6 +16,7 @@ every outer step.
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -32,13 +33,13 @@ from evotrainer.evaluation.confirmation import Confirmation, confirm
 from evotrainer.evaluation.error_rate import ErrorRateGuard
 from evotrainer.evaluation.evaluator import Evaluator, PolicyFitness
 from evotrainer.evaluation.fitness import FitnessJudge, input_text
-from evotrainer.evaluation.runner import Runner, runner_for
+from evotrainer.evaluation.runner import Runner, ThreadRunner, runner_for
 from evotrainer.evaluation.validation import Validator
 from evotrainer.harness.genome import HarnessBounds, HarnessGenome
 from evotrainer.harness.reference import reference_components
 from evotrainer.harness.reward import weighted_reward
 from evotrainer.harness.training_set import BatchSource, load_real_pool
-from evotrainer.llm.base import LLMClient, SamplingParams
+from evotrainer.llm.base import LLMClient, SamplingParams, parallel_requests_of
 from evotrainer.llm.budget import Budget
 from evotrainer.llm.spec import LLMStack, build_backend, build_stack
 from evotrainer.loops.inner import OperatorResources, PolicyOptimizer
@@ -86,9 +87,11 @@ class CoEvolution:
         self.cfg = config
         self._notes: list[tuple[str, dict[str, Any]]] = []  # events to emit once run() starts
         self._suspects: set[str] = set()  # components the monitor flagged since the last step
+        self._emit_lock = threading.RLock()
         self.task = task or build_task(config.task)
         budget = Budget(max_calls=config.budget.max_calls, max_tokens=config.budget.max_tokens)
-        backend = llm or build_backend(config.model, seed=config.seed)
+        ray = config.ray if config.runner == "ray" else None
+        backend = llm or build_backend(config.model, seed=config.seed, ray=ray)
         self.stack: LLMStack = build_stack(backend, config.cache, budget)
         self.observers: list[Observer] = list(observers)
         self.sampling = SamplingParams(
@@ -100,7 +103,7 @@ class CoEvolution:
             self.task,
             self.stack.client,
             self.sampling,
-            runner or runner_for(self.stack.client),
+            runner or runner_for(self.stack.client, config.runner),
             guard=ErrorRateGuard.from_config(config.budget),
         )
         self.evaluator.components.update(
@@ -240,6 +243,7 @@ class CoEvolution:
         opt = PolicyOptimizer(
             self.cfg.inner, seeds, stream(self.cfg.seed, "inner"), self.stack.client, op_sampling
         )
+        opt.parallel = parallel_requests_of(self.stack.client)  # children made concurrently
         opt.resources = OperatorResources(
             templates=tuple(self.task.output_templates()),
             edits=dict(self.task.feedback_edits()),
@@ -313,7 +317,8 @@ class CoEvolution:
             )
 
     def emit(self, type_: str, **data: Any) -> None:
-        ev.notify(self.observers, ev.Event(type_, data))  # an observer that raises is detached
+        with self._emit_lock:  # concurrent trials emit from threads
+            ev.notify(self.observers, ev.Event(type_, data))  # a raising observer is detached
 
     @property
     def budget(self) -> Budget:
@@ -602,8 +607,9 @@ class CoEvolution:
         report = self._weakness(self.inner, batch, current)
         self._suspects.clear()
         variants = self.hopt.ask(report)
-        trials: list[tuple[PolicyOptimizer, list[Instance], int]] = []
-        for i, h in enumerate(variants):
+        Trial = tuple[PolicyOptimizer, list[Instance], int]
+
+        def trial(i: int, h: HarnessGenome) -> Trial:  # independent of the others
             self.emit(
                 ev.TRIAL_STARTED,
                 outer_step=self.outer_step,
@@ -618,7 +624,6 @@ class CoEvolution:
             opt.refit(self.fitness_of(opt.population, tb, h, epoch))
             for _ in range(self.cfg.outer.trial_generations):
                 epoch = self._generation(opt, tb, h, epoch)
-            trials.append((opt, tb, epoch))
             tbest = opt.best()
             self.emit(
                 ev.TRIAL_FINISHED,
@@ -629,6 +634,11 @@ class CoEvolution:
                 best_fitness=_finite(opt.fitness[tbest.id].fitness),
                 budget=self.budget.snapshot(),
             )
+            return opt, tb, epoch
+
+        # concurrently when the backend serves parallel requests (same results either way)
+        width = len(variants) if parallel_requests_of(self.stack.client) > 1 else 1
+        trials = ThreadRunner(width).map(lambda x: trial(*x), list(enumerate(variants)))
         bests = [opt.best() for opt, _, _ in trials]
         results = self.validate(bests, "trial", race=True)
         s_vals = [results[b.id].s_val for b in bests]
