@@ -16,6 +16,7 @@ else starts a local Ray instance.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Sequence
@@ -182,6 +183,12 @@ class RayPoolLLM(BaseLLM):
         }
 
     def close(self) -> None:
-        for w in self.workers:
-            self._ray.kill(w)
+        """Stop the workers (they also stop when this pool is garbage-collected, or with the
+        driver process)."""
+        for w in getattr(self, "workers", []):
+            with contextlib.suppress(Exception):  # already gone, or Ray shut down
+                self._ray.kill(w)
         self.workers = []
+
+    def __del__(self) -> None:
+        self.close()
