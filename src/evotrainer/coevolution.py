@@ -34,6 +34,7 @@ from evotrainer.evaluation.error_rate import ErrorRateGuard
 from evotrainer.evaluation.evaluator import Evaluator, PolicyFitness
 from evotrainer.evaluation.fitness import FitnessJudge, input_text
 from evotrainer.evaluation.runner import Runner, ThreadRunner, runner_for
+from evotrainer.evaluation.surrogate import FitnessSurrogate
 from evotrainer.evaluation.validation import Validator
 from evotrainer.harness.genome import HarnessBounds, HarnessGenome
 from evotrainer.harness.reference import reference_components
@@ -149,6 +150,14 @@ class CoEvolution:
             race_margin=config.inner.race_margin,
         )
         self.monitor = ProxyGapMonitor(window=d.monitor_window) if d.monitor else None
+        sg = config.surrogate
+        self.surrogate = (
+            FitnessSurrogate(
+                config.seed, sg.min_train, sg.min_spearman, sg.margin, sg.explore, sg.window
+            )
+            if sg.enabled
+            else None
+        )
         self.learned = LearnedDefences(
             self.evaluator,
             d.discriminator,
@@ -369,7 +378,13 @@ class CoEvolution:
             opt.refit(self.fitness_of(opt.population, batch, h, epoch))
         self._refresh_resources(opt, h, batch)
         candidates = opt.ask()
-        opt.tell(self.fitness_of(candidates, batch, h, epoch, race=opt))
+        evaluate = lambda cs: self.fitness_of(cs, batch, h, epoch, race=opt)  # noqa: E731
+        if self.surrogate is not None and opt.population:  # children: screened first
+            k = self.cfg.inner.race_first
+            cost = k if 0 < k < len(batch) else len(batch)
+            opt.tell(self.surrogate.fitness(opt, candidates, evaluate, cost))
+        else:
+            opt.tell(evaluate(candidates))
         return epoch
 
     def _robustness_probe(self) -> RobustnessProbe | None:
@@ -879,6 +894,7 @@ class CoEvolution:
                 "raced_out": self.judge.raced_out,
                 "evaluations_saved": self.judge.race_saved,
             },
+            "surrogate": self.surrogate.summary() if self.surrogate else None,
             "operators": {k: v.as_dict() for k, v in sorted(self.inner.op_stats.items())},
             "seed": self.cfg.seed,
             "model": self.stack.backend.model_id,
@@ -911,6 +927,7 @@ class CoEvolution:
             },
             "race": [self.judge.raced_out, self.judge.race_saved],
             "monitor": self.monitor.state_dict() if self.monitor else None,
+            "surrogate": self.surrogate.state_dict() if self.surrogate else None,
             "suspects": sorted(self._suspects),
             "validation_memo": {
                 pid: {
@@ -941,6 +958,8 @@ class CoEvolution:
         self.judge.raced_out, self.judge.race_saved = s.get("race", (0, 0))
         if self.monitor and s.get("monitor"):
             self.monitor.load_state_dict(s["monitor"])
+        if self.surrogate and s.get("surrogate"):
+            self.surrogate.load_state_dict(s["surrogate"])
         self._suspects = set(s.get("suspects", []))
         self.validator.memo = {
             pid: ValidationResult(

@@ -363,6 +363,32 @@ class DefencesConfig(_Strict):
         return v
 
 
+class SurrogateConfig(_Strict):
+    enabled: bool = Field(
+        False,
+        description="screen children with a surrogate of fitness before any LLM call "
+        "(evaluation/surrogate.py); screened children keep the prediction as their fitness",
+    )
+    min_train: int = Field(12, ge=2, description="children evaluated before it may screen")
+    min_spearman: float = Field(
+        0.2,
+        ge=-1,
+        le=1,
+        description="it screens only while its held-out rank correlation is at least this",
+    )
+    margin: float = Field(
+        0.02, ge=0, description="screen a child predicted below the elites' cut-off by more"
+    )
+    explore: float = Field(
+        0.25,
+        ge=0,
+        le=1,
+        description="share of the children it would screen that are evaluated anyway "
+        "(calibration on real inference)",
+    )
+    window: int = Field(200, ge=10, description="it learns from the last N evaluated children")
+
+
 class RayConfig(_Strict):
     address: str | None = Field(
         None,
@@ -392,6 +418,7 @@ class RunConfig(_Strict):
         "and budget stay in this process)",
     )
     ray: RayConfig = Field(default_factory=RayConfig)
+    surrogate: SurrogateConfig = Field(default_factory=SurrogateConfig)
     cache: CacheConfig = Field(default_factory=CacheConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     task: TaskConfig = Field(default_factory=TaskConfig)
