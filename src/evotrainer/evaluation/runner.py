@@ -7,7 +7,7 @@
   blocking call (the Ray pool: each thread waits on one remote worker).
 - AsyncRunner: coroutines on the LLM event loop (``amap``), at most ``concurrency`` at a time,
   for HTTP backends: the evaluator awaits the async LLM stack end to end.
-- The Ray runner (``runner: ray``, evaluation/ray_pool.py) is a client plus threads: cache and
+- The Ray runner (``runner: ray``, llm/ray_pool.py) is a client plus threads: cache and
   budget stay on the driver, the backend calls go to workers.
 """
 
