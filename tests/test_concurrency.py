@@ -201,10 +201,13 @@ def _concurrent_run(tmp_path, name: str, width: int, **sections):
     return comparable_summary(tmp_path / name), llm, operator, events
 
 
-def test_operators_and_trials_run_concurrently_with_the_same_result(tmp_path):
+@pytest.mark.parametrize("surrogate", [False, True])
+def test_operators_and_trials_run_concurrently_with_the_same_result(tmp_path, surrogate):
     ops = {"llm_paraphrase": 3.0, "llm_merge": 1.0, "synonym": 1.0}
-    a, llm, operator, events = _concurrent_run(tmp_path, "w4", 4, inner={"operators": ops})
-    b, _, _, _ = _concurrent_run(tmp_path, "w8", 8, inner={"operators": ops})
+    sur = {"enabled": surrogate, "min_train": 3, "min_spearman": -1.0}
+    kw = {"inner": {"operators": ops}, "surrogate": sur}
+    a, llm, operator, events = _concurrent_run(tmp_path, "w4", 4, **kw)
+    b, _, _, _ = _concurrent_run(tmp_path, "w8", 8, **kw)
     assert a == b  # the result does not depend on how many requests run at once
     assert a["stopped"] == "completed" and a["outer_steps"] >= 1
     assert llm.max_active > 1 and operator["max"] > 1  # evaluations and operator calls overlapped

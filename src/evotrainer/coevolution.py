@@ -382,7 +382,8 @@ class CoEvolution:
         if self.surrogate is not None and opt.population:  # children: screened first
             k = self.cfg.inner.race_first
             cost = k if 0 < k < len(batch) else len(batch)
-            opt.tell(self.surrogate.fitness(opt, candidates, evaluate, cost))
+            learn = opt is self.inner  # not from trials (they may run concurrently)
+            opt.tell(self.surrogate.fitness(opt, candidates, evaluate, cost, learn))
         else:
             opt.tell(evaluate(candidates))
         return epoch

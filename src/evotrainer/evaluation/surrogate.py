@@ -160,9 +160,12 @@ class FitnessSurrogate:
         candidates: Sequence[PolicyGenome],
         evaluate: Callable[[list[PolicyGenome]], Mapping[str, PolicyFitness]],
         cost_min: int = 1,
+        learn: bool = True,
     ) -> dict[str, PolicyFitness]:
         """The fitness of ``candidates`` (children of ``opt``'s population): the screened
-        ones predicted, the others from ``evaluate``; then the model learns from them."""
+        ones predicted, the others from ``evaluate``; then, with ``learn``, the model learns
+        from them (the driver learns from its main loop only: harness trials, which may run
+        concurrently, use the model as it is, so their order cannot change it)."""
         with self._lock:
             made = {c.id: self._made(opt, c) for c in candidates}
             active = self.active
@@ -192,7 +195,7 @@ class FitnessSurrogate:
             self.explored += len(explored)
             self.evaluated += len(real)
             self.skipped_min += len(predicted) * cost_min
-            for c in candidates:
+            for c in candidates if learn else ():
                 m = made[c.id]
                 fit = real.get(c.id)
                 if m is None or fit is None or not math.isfinite(fit.fitness):
