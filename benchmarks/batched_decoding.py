@@ -28,11 +28,19 @@ from benchmarks import common as C  # noqa: E402
 from benchmarks.efficiency import policies  # noqa: E402
 from evotrainer.llm.base import Completion, SamplingParams  # noqa: E402
 from evotrainer.llm.llamacpp import LlamaCppLLM, smollm2_path  # noqa: E402
+from evotrainer.llm.llamacpp_batch import BatchDecoder  # noqa: E402
 from evotrainer.tasks.meetings.task import MeetingTask  # noqa: E402
+from evotrainer.types import Message  # noqa: E402
+
+
+def forget(model: LlamaCppLLM) -> None:
+    """An unrelated call, so that no measurement starts with the transcript in the KV cache."""
+    model.complete([Message("user", "Say hello.")], SamplingParams(max_tokens=2, seed=0))
 
 
 def measure(model: LlamaCppLLM, prompts_by_meeting, params, batched: bool) -> dict[str, Any]:
     answers: list[Completion] = []
+    forget(model)
     t0 = time.perf_counter()
     for prompts in prompts_by_meeting:
         if batched:
@@ -73,13 +81,15 @@ def main(argv: list[str] | None = None) -> int:
     pool = policies(max(args.p))
     params = SamplingParams(temperature=0.0, max_tokens=args.max_tokens, seed=0)
     model = LlamaCppLLM(smollm2_path(), n_ctx=4096, n_threads=args.threads, label="smollm2")
-    model.complete(task.render(pool[0].render(), split.instances[0])[0], params)  # warm up
+    forget(model)  # warm up
     rows = []
     for p in args.p:
         prompts = [
             [task.render(pol.render(), inst)[0] for pol in pool[:p]] for inst in split.instances
         ]
-        model.batch_size, model._decoder = p, None
+        model.batch_size, model._decoder = p, BatchDecoder(model._llm, p)
+        longest = max(model.count_tokens(m[-1].content) for ms in prompts for m in ms)
+        model._decoder._context(longest + 64 + args.max_tokens)  # made before the clock starts
         seq = measure(model, prompts, params, batched=False)
         bat = measure(model, prompts, params, batched=True)
         same = seq["answers"] == bat["answers"]

@@ -88,6 +88,7 @@ class LlamaCppLLM(BaseLLM):
                 model_path=str(path),
                 n_ctx=n_ctx,
                 n_threads=threads,
+                n_threads_batch=threads,  # prompt batches too (llama-cpp-python: every core)
                 seed=seed,
                 chat_format=chat_format,
                 verbose=False,

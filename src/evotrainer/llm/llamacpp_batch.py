@@ -209,6 +209,9 @@ class BatchDecoder:
         params.n_seq_max = self.max_sequences
         params.n_ctx = seq_ctx * self.max_sequences
         params.kv_unified = False  # a KV stream per sequence: the sequential path's layout
+        # a step decodes a few tokens: as many threads as one-token decoding (model.n_threads or
+        # the idle cores), not llama-cpp-python's default for batches (every core)
+        params.n_threads_batch = params.n_threads
         self._ctx = internals.LlamaContext(model=self.llm._model, params=params, verbose=False)
         n_tokens = max(self.n_batch, self.max_sequences)
         self._batch = internals.LlamaBatch(n_tokens=n_tokens, embd=0, n_seq_max=1, verbose=False)
