@@ -9,6 +9,12 @@ fitness change).
     python benchmarks/surrogate.py                               # 3 seeds x 2 arms, ~1.5 h
     python benchmarks/surrogate.py --seeds 0 --budget 200        # one pair, ~25 min
     python benchmarks/surrogate.py --set surrogate.min_spearman=0.1
+    python benchmarks/surrogate.py --replay RUN_DIR [RUN_DIR ...]  # no LLM call: seconds
+
+``--replay`` measures the held-out Spearman on run directories that already exist (any run of
+the engine, e.g. those of benchmarks/quality.py): generation by generation, the surrogate
+predicts each new child from its parents' fitness in the generation before, then learns from
+it, as it would have online (children made by harness trials are left out, as online).
 
 Writes benchmarks/results/surrogate.json and prints the table for docs/efficiency.md. Run from
 the repository root, on an idle machine.
@@ -64,15 +70,72 @@ def run(work: Path, name: str, overrides: list[str]) -> dict[str, Any]:
     return row
 
 
+def replay(run_dirs: list[str], min_train: int) -> dict[str, Any]:
+    """Held-out (predicted before learned) fitness changes of the children in existing runs."""
+    from evotrainer.evaluation.surrogate import FitnessSurrogate, features, spearman
+    from evotrainer.policy.genome import PolicyGenome
+    from evotrainer.run.checkpoint import load_latest
+
+    sur = FitnessSurrogate(min_train=min_train)
+    pairs: list[tuple[float, float]] = []
+    per_run = []
+    for rd in map(Path, run_dirs):
+        state, _, _ = load_latest(rd)
+        pols = {pid: PolicyGenome.from_json(p) for pid, p in state["policies"].items()}
+        prev: dict[str, float] | None = None
+        n0 = len(pairs)
+        for line in (rd / "events.jsonl").read_text().splitlines():
+            e = json.loads(line) if line.strip() else {}
+            if e.get("type") == "outer_step":
+                prev = None  # the next population meets a new batch: no parent fitness
+            if e.get("type") != "generation":
+                continue
+            pop = {m["id"]: m for m in e["population"]}
+            for cid, m in pop.items() if prev is not None else ():
+                parents = [q for q in m["parents"] if q in prev]
+                if cid in prev or not parents or m["fitness"] is None or cid not in pols:
+                    continue
+                ranked = sorted(parents, key=lambda q: -prev[q])
+                if any(q not in pols for q in ranked):
+                    continue
+                feats = features(pols[cid], [pols[q] for q in ranked], [prev[q] for q in ranked])
+                change = m["fitness"] - prev[ranked[0]]
+                predicted = sur.predict_change(feats)
+                if predicted is not None:
+                    pairs.append((predicted, change))
+                sur.rows.append((feats, change))
+            sur._fit()
+            prev = {k: v["fitness"] for k, v in pop.items() if v["fitness"] is not None}
+        run_pairs = pairs[n0:]
+        per_run.append(
+            {
+                "run": str(rd),
+                "pairs": len(run_pairs),
+                "spearman": spearman([a for a, _ in run_pairs], [b for _, b in run_pairs]),
+            }
+        )
+    rho = spearman([a for a, _ in pairs], [b for _, b in pairs])
+    return {"heldout_spearman": rho, "pairs": len(pairs), "rows": len(sur.rows), "runs": per_run}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--replay", nargs="+", metavar="RUN_DIR", help="existing runs: no LLM call")
+    ap.add_argument("--min-train", type=int, default=12)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--budget", type=int, default=300, help="budget.max_calls of every run")
     ap.add_argument("--generations", type=int, default=12, help="more than the budget allows")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--set", dest="extra", action="append", default=[], help="config override")
-    ap.add_argument("--out", default=str(C.RESULTS / "surrogate.json"))
+    ap.add_argument(
+        "--out", help="default benchmarks/results/surrogate.json (surrogate_replay.json)"
+    )
     args = ap.parse_args(argv)
+    if args.replay:
+        result = replay(args.replay, args.min_train)
+        C.write_json(Path(args.out or C.RESULTS / "surrogate_replay.json"), result)
+        print(json.dumps(result, indent=2))
+        return 0
     work = C.WORK / "surrogate"
     work.mkdir(parents=True, exist_ok=True)
     base = [
@@ -90,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"surrogate.enabled={'true' if arm == 'on' else 'false'}",
             ]
             rows.append({"seed": seed, "arm": arm, **run(work, f"{arm}-seed{seed}", over)})
-    C.write_json(Path(args.out), {"machine": C.machine(), "settings": vars(args), "runs": rows})
+    out = Path(args.out or C.RESULTS / "surrogate.json")
+    C.write_json(out, {"machine": C.machine(), "settings": vars(args), "runs": rows})
 
     def mean(arm: str, key: str) -> float | None:
         xs = [r[key] for r in rows if r["arm"] == arm and r.get(key) is not None]
