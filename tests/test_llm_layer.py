@@ -67,12 +67,16 @@ def test_budget_cap_stops_with_clear_message():
         stack.client.complete(MSG, SamplingParams())
 
 
-def test_token_cap():
-    budget = Budget(max_tokens=5)
+def test_token_cap_is_never_passed():
+    """A call is refused when it could pass the cap: its prompt bound plus max_tokens."""
+    budget = Budget(max_tokens=150)
     stack = build_stack(FunctionLLM(lambda m, p: "x" * 40), CacheConfig(enabled=False), budget)
-    stack.client.complete(MSG, SamplingParams())
-    with pytest.raises(BudgetExceeded, match="max_tokens=5"):
-        stack.client.complete(MSG, SamplingParams())
+    params = SamplingParams(max_tokens=16)
+    with pytest.raises(BudgetExceeded, match="max_tokens=150"):
+        for _ in range(100):
+            stack.client.complete(MSG, params)
+    assert budget.backend_calls == 5 and budget.backend_tokens == 55 <= 150
+    assert budget.in_flight == 0 and budget.in_flight_tokens == 0
 
 
 def test_budget_snapshot_restore_roundtrip():

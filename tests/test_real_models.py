@@ -120,4 +120,37 @@ def test_code_gym_runs_on_the_embedded_model(tmp_path):
     assert result.summary["stopped"] == "completed"
     assert "pass_at_1" in result.summary["final_aggregates"]
     assert co.task.sandbox.executions > 0
-    assert (tmp_path / "run" / "report" / "index.html").is_file()
+    from evotrainer.report.build import build_report
+
+    assert build_report(tmp_path / "run").is_file()  # the report renders a code-task run
+
+
+def test_the_async_path_against_llama_cpp_server(llama_server):
+    """The evaluator's async path (AsyncRunner, pooled AsyncOpenAI, 2 requests in flight)
+    against the real server: every answer comes back, equal to the sync client's."""
+    import asyncio
+
+    from evotrainer.evaluation.evaluator import Evaluator
+    from evotrainer.evaluation.runner import AsyncRunner, runner_for
+    from evotrainer.tasks.meetings.seeds import seed_policies
+    from evotrainer.tasks.meetings.task import MeetingTask
+
+    same_as_embedded = {"repeat_penalty": 1.0, "top_k": 40, "min_p": 0.05}
+    llm = OpenAICompatibleLLM(
+        "smollm2", base_url=llama_server, concurrency=2, extra_body=same_as_embedded
+    )
+    params = SamplingParams(max_tokens=16, seed=0)
+
+    async def three():
+        return await asyncio.gather(*(llm.acomplete(Q, params) for _ in range(3)))
+
+    answers = asyncio.run(three())
+    assert len({a.text for a in answers}) == 1 and answers[0].text == llm.complete(Q, params).text
+    task = MeetingTask(max_input_tokens=256)
+    stack = build_stack(llm, CacheConfig(enabled=False), Budget())
+    runner = runner_for(stack.client)
+    assert isinstance(runner, AsyncRunner)
+    ev = Evaluator(task, stack.client, params, runner)
+    records = ev.evaluate(seed_policies(), task.synthetic_validation(2, 3))
+    assert len(records) == 6 and all(r.rollout.error is None for r in records.values())
+    assert stack.budget.backend_calls == 6

@@ -322,7 +322,8 @@ def eval_(
         for warning in check_references(task, instances, str(data)):
             err.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
         check_s_val_weights(cfg.outer.s_val_weights, task, instances)
-        stack = build_stack(build_backend(cfg.model, cfg.seed), cfg.cache, Budget())
+        ray = cfg.ray if cfg.runner == "ray" else None
+        stack = build_stack(build_backend(cfg.model, cfg.seed, ray=ray), cfg.cache, Budget())
         sampling = SamplingParams(
             cfg.model.temperature, max_tokens=cfg.model.max_tokens, seed=cfg.seed
         )
@@ -330,7 +331,7 @@ def eval_(
             task,
             stack.client,
             sampling,
-            runner_for(stack.backend.model_id, cfg.model.concurrency),
+            runner_for(stack.client, cfg.runner),
             guard=ErrorRateGuard.from_config(cfg.budget),
         )
         trunc = cfg.task.truncation_note() or "none"

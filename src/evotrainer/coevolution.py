@@ -16,6 +16,7 @@ every outer step.
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -33,13 +34,14 @@ from evotrainer.evaluation.error_rate import ErrorRateGuard
 from evotrainer.evaluation.evaluator import Evaluator, PolicyFitness
 from evotrainer.evaluation.fitness import FitnessJudge, input_text
 from evotrainer.evaluation.meta_judge import MetaJudge
-from evotrainer.evaluation.runner import Runner, runner_for
+from evotrainer.evaluation.runner import Runner, ThreadRunner, runner_for
+from evotrainer.evaluation.surrogate import FitnessSurrogate
 from evotrainer.evaluation.validation import Validator
 from evotrainer.harness.genome import HarnessBounds, HarnessGenome
 from evotrainer.harness.reference import reference_components
 from evotrainer.harness.reward import weighted_reward
 from evotrainer.harness.training_set import BatchSource, load_real_pool
-from evotrainer.llm.base import LLMClient, SamplingParams
+from evotrainer.llm.base import LLMClient, SamplingParams, parallel_requests_of
 from evotrainer.llm.budget import Budget
 from evotrainer.llm.spec import LLMStack, build_backend, build_stack
 from evotrainer.loops.inner import OperatorResources, PolicyOptimizer
@@ -86,9 +88,11 @@ class CoEvolution:
         self.cfg = config
         self._notes: list[tuple[str, dict[str, Any]]] = []  # events to emit once run() starts
         self._suspects: set[str] = set()  # components the monitor flagged since the last step
+        self._emit_lock = threading.RLock()
         self.task = task or build_task(config.task)
         budget = Budget(max_calls=config.budget.max_calls, max_tokens=config.budget.max_tokens)
-        backend = llm or build_backend(config.model, seed=config.seed)
+        ray = config.ray if config.runner == "ray" else None
+        backend = llm or build_backend(config.model, seed=config.seed, ray=ray)
         self.stack: LLMStack = build_stack(backend, config.cache, budget)
         self.observers: list[Observer] = list(observers)
         self.sampling = SamplingParams(
@@ -100,7 +104,7 @@ class CoEvolution:
             self.task,
             self.stack.client,
             self.sampling,
-            runner or runner_for(self.stack.backend.model_id, config.model.concurrency),
+            runner or runner_for(self.stack.client, config.runner),
             guard=ErrorRateGuard.from_config(config.budget),
         )
         self.evaluator.components.update(
@@ -147,6 +151,14 @@ class CoEvolution:
             race_margin=config.inner.race_margin,
         )
         self.monitor = ProxyGapMonitor(window=d.monitor_window) if d.monitor else None
+        sg = config.surrogate
+        self.surrogate = (
+            FitnessSurrogate(
+                config.seed, sg.min_train, sg.min_spearman, sg.margin, sg.explore, sg.window
+            )
+            if sg.enabled
+            else None
+        )
         self.learned = LearnedDefences(
             self.evaluator,
             d.discriminator,
@@ -247,6 +259,7 @@ class CoEvolution:
         opt = PolicyOptimizer(
             self.cfg.inner, seeds, stream(self.cfg.seed, "inner"), self.stack.client, op_sampling
         )
+        opt.parallel = parallel_requests_of(self.stack.client)  # children made concurrently
         opt.resources = OperatorResources(
             templates=tuple(self.task.output_templates()),
             edits=dict(self.task.feedback_edits()),
@@ -321,7 +334,8 @@ class CoEvolution:
             )
 
     def emit(self, type_: str, **data: Any) -> None:
-        ev.notify(self.observers, ev.Event(type_, data))  # an observer that raises is detached
+        with self._emit_lock:  # concurrent trials emit from threads
+            ev.notify(self.observers, ev.Event(type_, data))  # a raising observer is detached
 
     @property
     def budget(self) -> Budget:
@@ -372,7 +386,14 @@ class CoEvolution:
             opt.refit(self.fitness_of(opt.population, batch, h, epoch))
         self._refresh_resources(opt, h, batch)
         candidates = opt.ask()
-        opt.tell(self.fitness_of(candidates, batch, h, epoch, race=opt))
+        evaluate = lambda cs: self.fitness_of(cs, batch, h, epoch, race=opt)  # noqa: E731
+        if self.surrogate is not None and opt.population:  # children: screened first
+            k = self.cfg.inner.race_first
+            cost = k if 0 < k < len(batch) else len(batch)
+            learn = opt is self.inner  # not from trials (they may run concurrently)
+            opt.tell(self.surrogate.fitness(opt, candidates, evaluate, cost, learn))
+        else:
+            opt.tell(evaluate(candidates))
         return epoch
 
     def _robustness_probe(self) -> RobustnessProbe | None:
@@ -659,8 +680,9 @@ class CoEvolution:
         report = self._weakness(self.inner, batch, current)
         self._suspects.clear()
         variants = self.hopt.ask(report)
-        trials: list[tuple[PolicyOptimizer, list[Instance], int]] = []
-        for i, h in enumerate(variants):
+        Trial = tuple[PolicyOptimizer, list[Instance], int]
+
+        def trial(i: int, h: HarnessGenome) -> Trial:  # independent of the others
             self.emit(
                 ev.TRIAL_STARTED,
                 outer_step=self.outer_step,
@@ -675,7 +697,6 @@ class CoEvolution:
             opt.refit(self.fitness_of(opt.population, tb, h, epoch))
             for _ in range(self.cfg.outer.trial_generations):
                 epoch = self._generation(opt, tb, h, epoch)
-            trials.append((opt, tb, epoch))
             tbest = opt.best()
             self.emit(
                 ev.TRIAL_FINISHED,
@@ -686,6 +707,11 @@ class CoEvolution:
                 best_fitness=_finite(opt.fitness[tbest.id].fitness),
                 budget=self.budget.snapshot(),
             )
+            return opt, tb, epoch
+
+        # concurrently when the backend serves parallel requests (same results either way)
+        width = len(variants) if parallel_requests_of(self.stack.client) > 1 else 1
+        trials = ThreadRunner(width).map(lambda x: trial(*x), list(enumerate(variants)))
         bests = [opt.best() for opt, _, _ in trials]
         results = self.validate(bests, "trial", race=True)
         s_vals = [results[b.id].s_val for b in bests]
@@ -950,6 +976,7 @@ class CoEvolution:
                 "raced_out": self.judge.raced_out,
                 "evaluations_saved": self.judge.race_saved,
             },
+            "surrogate": self.surrogate.summary() if self.surrogate else None,
             "operators": {k: v.as_dict() for k, v in sorted(self.inner.op_stats.items())},
             "seed": self.cfg.seed,
             "model": self.stack.backend.model_id,
@@ -982,6 +1009,7 @@ class CoEvolution:
             },
             "race": [self.judge.raced_out, self.judge.race_saved],
             "monitor": self.monitor.state_dict() if self.monitor else None,
+            "surrogate": self.surrogate.state_dict() if self.surrogate else None,
             "suspects": sorted(self._suspects),
             "validation_memo": {
                 pid: {
@@ -1013,6 +1041,8 @@ class CoEvolution:
         self.judge.raced_out, self.judge.race_saved = s.get("race", (0, 0))
         if self.monitor and s.get("monitor"):
             self.monitor.load_state_dict(s["monitor"])
+        if self.surrogate and s.get("surrogate"):
+            self.surrogate.load_state_dict(s["surrogate"])
         self._suspects = set(s.get("suspects", []))
         self.validator.memo = {
             pid: ValidationResult(

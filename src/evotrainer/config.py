@@ -49,7 +49,16 @@ class ModelConfig(_Strict):
     n_threads: int | None = Field(
         None, ge=1, description="CPU threads (embedded); None = the cores not already busy"
     )
-    concurrency: int = Field(4, ge=1, description="parallel requests (HTTP backends)")
+    concurrency: int = Field(
+        4, ge=1, description="parallel requests (HTTP backends; with runner ray: per worker)"
+    )
+    batch_size: int = Field(
+        8,
+        ge=1,
+        le=64,
+        description="embedded model: the prompts of one instance decoded together (batched "
+        "multi-sequence decoding; the same answers as one at a time); 1 = one at a time",
+    )
     timeout_s: float = Field(120.0, gt=0, description="HTTP request timeout")
     max_retries: int = Field(4, ge=0, description="HTTP retries on 429/5xx/timeouts")
     extra_body: dict[str, Any] = Field(
@@ -410,9 +419,62 @@ class MetaConfig(_Strict):
         return v
 
 
+class SurrogateConfig(_Strict):
+    enabled: bool = Field(
+        False,
+        description="screen children with a surrogate of fitness before any LLM call "
+        "(evaluation/surrogate.py); screened children keep the prediction as their fitness",
+    )
+    min_train: int = Field(12, ge=2, description="children evaluated before it may screen")
+    min_spearman: float = Field(
+        0.2,
+        ge=-1,
+        le=1,
+        description="it screens only while its held-out rank correlation is at least this",
+    )
+    margin: float = Field(
+        0.02, ge=0, description="screen a child predicted below the elites' cut-off by more"
+    )
+    explore: float = Field(
+        0.25,
+        ge=0,
+        le=1,
+        description="share of the children it would screen that are evaluated anyway "
+        "(calibration on real inference)",
+    )
+    window: int = Field(200, ge=10, description="it learns from the last N evaluated children")
+
+
+class RayConfig(_Strict):
+    address: str | None = Field(
+        None,
+        description="ray.init(address=...) for runner ray: 'auto' or ray://head:10001 of an "
+        "existing cluster; None = $RAY_ADDRESS, else a local Ray instance for the run",
+    )
+    workers: int = Field(
+        2, ge=1, description="backend workers (Ray actors), each with its own backend"
+    )
+    num_cpus: float = Field(1.0, ge=0, description="CPUs each worker reserves")
+    num_gpus: float = Field(0.0, ge=0, description="GPUs each worker reserves")
+    spread: bool = Field(
+        True, description="place the workers on as many nodes as possible (SPREAD scheduling)"
+    )
+    runtime_env: dict[str, Any] | None = Field(
+        None, description="ray.init runtime_env, e.g. {pip: [evotrainer]} for a cluster"
+    )
+
+
 class RunConfig(_Strict):
     seed: int = Field(0, description="master seed of every random choice")
     model: ModelConfig = Field(default_factory=ModelConfig)
+    runner: Literal["auto", "serial", "threads", "async", "ray"] = Field(
+        "auto",
+        description="how evaluations run: auto = one at a time for the embedded model, "
+        "concurrent coroutines for HTTP servers; ray = backend calls on Ray workers (cache "
+        "and budget stay in this process)",
+    )
+    ray: RayConfig = Field(default_factory=RayConfig)
+    surrogate: SurrogateConfig = Field(default_factory=SurrogateConfig)
     cache: CacheConfig = Field(default_factory=CacheConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     task: SerializeAsAny[TaskConfig] = Field(default_factory=TaskConfig)

@@ -1,10 +1,16 @@
 """The evaluator: (policies x instances) -> rollouts -> score vectors, memoised.
 
-Jobs run instance-major (every policy on instance 1, then instance 2 ...) so a backend that keeps
-the previous prompt's KV cache prefills each instance once for the whole population. A failed
-request never raises out: its rollout carries the error and scores 0 on every component. Only
-BudgetExceeded propagates, so a run can stop cleanly at a boundary, and TooManyErrors from the
-error-rate guard (error_rate.py) when most answers fail.
+The task owns the episode (``Task.rollout``: one turn or several). Jobs run instance-major (every
+policy on instance 1, then instance 2 ...) so a backend that keeps the previous prompt's KV cache
+prefills each instance once for the whole population, and a backend that decodes several
+prompts together gets each instance's prompts as one group (dispatch.py: groups, concurrency,
+each record stored as soon as it is made, so a stop mid-batch keeps the finished ones). Groups
+and the async path apply to single-turn tasks (``max_calls_per_rollout() == 1``: the rollout is
+render + one completion, ``tasks.base.single_turn``); a multi-turn task's episodes run one by
+one through ``Task.rollout``. A failed request never raises out: its rollout carries the
+error and scores 0 on every component. Only BudgetExceeded propagates, so a run can stop cleanly
+at a boundary, and TooManyErrors from the error-rate guard (error_rate.py) when most answers
+fail.
 """
 
 from __future__ import annotations
@@ -13,13 +19,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from evotrainer.errors import BudgetExceeded, EvoTrainerError
+from evotrainer.evaluation import dispatch
 from evotrainer.evaluation.error_rate import ErrorRateGuard
 from evotrainer.evaluation.runner import Runner, SerialRunner
 from evotrainer.harness.reward import score_rollout, weighted_reward
-from evotrainer.llm.base import LLMClient, SamplingParams
+from evotrainer.llm.base import Completion, LLMClient, SamplingParams, complete_batch
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.tasks.base import RewardComponent, Task
-from evotrainer.types import Instance, Rollout, ScoreVector
+from evotrainer.types import Instance, Message, Rollout, ScoreVector, Trajectory, Turn
 
 
 @dataclass(frozen=True)
@@ -58,6 +65,12 @@ class Evaluator:
         self.store: dict[tuple[str, str], EvalRecord] = {}
         self.instances: dict[str, Instance] = {}
         self.guard = guard  # stops the run when too many answers fail (None: never)
+        self.in_flight = dispatch.InFlight()  # pairs another thread is evaluating right now
+
+    @property
+    def single_turn(self) -> bool:
+        """Every rollout is render + one completion: it may be batched or awaited."""
+        return self.task.max_calls_per_rollout() == 1
 
     # -- rollouts -------------------------------------------------------------------------
     def rollout(self, policy: PolicyGenome, instance: Instance) -> Rollout:
@@ -67,24 +80,48 @@ class Evaluator:
         except BudgetExceeded:
             raise
         except EvoTrainerError as exc:
-            return Rollout(policy.id, instance.id, "", error=f"{type(exc).__name__}: {exc}")
-        return Rollout(
-            policy.id,
-            instance.id,
-            t.output,
-            prompt_tokens=sum(x.prompt_tokens for x in t.turns),
-            completion_tokens=sum(x.completion_tokens for x in t.turns),
-            latency_s=sum(x.latency_s for x in t.turns),
-            cached=all(x.cached for x in t.turns),
-            truncated=t.truncated,
-            turns=t.turns if len(t.turns) > 1 else (),
-        )
+            return _failed(policy, instance, exc)
+        return _from_trajectory(policy, instance, t)
 
-    def _job(self, job: tuple[PolicyGenome, Instance]) -> EvalRecord:
-        policy, instance = job
-        if self.guard is not None:
-            self.guard.check()
-        r = self.rollout(policy, instance)
+    async def arollout(self, policy: PolicyGenome, instance: Instance) -> Rollout:
+        """A single-turn rollout awaited on the LLM's event loop (dispatch uses it only when
+        ``single_turn``)."""
+        try:
+            messages, truncated = self.task.render(policy.render(), instance)
+            c = await self.llm.acomplete(messages, self.sampling)
+        except BudgetExceeded:
+            raise
+        except EvoTrainerError as exc:
+            return _failed(policy, instance, exc)
+        return _answered(policy, instance, c, truncated)
+
+    def rollouts(
+        self, jobs: Sequence[tuple[PolicyGenome, Instance]]
+    ) -> list[Rollout | BudgetExceeded]:
+        """Rollouts of several prompts decoded together (one batch), one per job in order; a
+        job the budget refused gets its BudgetExceeded instead (so do the jobs after it)."""
+        out: list[Rollout | BudgetExceeded | None] = [None] * len(jobs)
+        rendered: list[tuple[int, Sequence[Message], bool]] = []
+        for i, (policy, instance) in enumerate(jobs):
+            try:
+                messages, truncated = self.task.render(policy.render(), instance)
+            except EvoTrainerError as exc:
+                out[i] = _failed(policy, instance, exc)
+                continue
+            rendered.append((i, messages, truncated))
+        results = complete_batch(self.llm, [m for _, m, _ in rendered], self.sampling)
+        for (i, _, truncated), res in zip(rendered, results, strict=True):
+            policy, instance = jobs[i]
+            if isinstance(res, BudgetExceeded):
+                out[i] = res
+            elif isinstance(res, Completion):
+                out[i] = _answered(policy, instance, res, truncated)
+            else:
+                out[i] = _failed(policy, instance, res)
+        return [r for r in out if r is not None]
+
+    def record(self, policy: PolicyGenome, instance: Instance, r: Rollout) -> EvalRecord:
+        """Score a rollout (the error-rate guard counts it first)."""
         if self.guard is not None:
             self.guard.record(r.error)  # raises TooManyErrors above the error-rate threshold
         parsed = None
@@ -95,10 +132,23 @@ class Evaluator:
                 r = Rollout(r.policy_id, r.instance_id, r.output, error=f"parse error: {exc}")
         return EvalRecord(r, score_rollout(self.components, instance, r, parsed))
 
+    def _job(self, job: tuple[PolicyGenome, Instance]) -> EvalRecord:
+        policy, instance = job
+        if self.guard is not None:
+            self.guard.check()
+        return self.record(policy, instance, self.rollout(policy, instance))
+
+    async def _ajob(self, job: tuple[PolicyGenome, Instance]) -> EvalRecord:
+        policy, instance = job
+        if self.guard is not None:
+            self.guard.check()
+        return self.record(policy, instance, await self.arollout(policy, instance))
+
     def evaluate(
         self, policies: Sequence[PolicyGenome], instances: Sequence[Instance]
     ) -> dict[tuple[str, str], EvalRecord]:
-        """Run every (policy, instance) pair not already in the store; return all pairs."""
+        """Run every (policy, instance) pair not already in the store; return all pairs. Each
+        record is stored as soon as it is made (a BudgetExceeded mid-batch keeps them)."""
         unique = {p.id: p for p in policies}
         jobs = [
             (p, inst)
@@ -107,8 +157,7 @@ class Evaluator:
             if (p.id, inst.id) not in self.store
         ]
         self.instances.update((inst.id, inst) for inst in instances)
-        for (p, inst), rec in zip(jobs, self.runner.map(self._job, jobs), strict=True):
-            self.store[(p.id, inst.id)] = rec
+        dispatch.run(self, jobs)
         return {(p.id, i.id): self.store[(p.id, i.id)] for p in unique.values() for i in instances}
 
     def rescore(self, names: Sequence[str]) -> None:
@@ -166,3 +215,33 @@ class Evaluator:
             errors=sum(1 for _, r in recs if r.rollout.error),
             feedback="\n".join(lines),
         )
+
+
+def _failed(policy: PolicyGenome, instance: Instance, exc: Exception) -> Rollout:
+    return Rollout(policy.id, instance.id, "", error=f"{type(exc).__name__}: {exc}")
+
+
+def _answered(policy: PolicyGenome, instance: Instance, c: Completion, truncated: bool) -> Rollout:
+    """The rollout of a single-turn episode answered by ``c`` (as ``tasks.base.single_turn``)."""
+    turn = Turn(
+        c.text,
+        prompt_tokens=c.prompt_tokens,
+        completion_tokens=c.completion_tokens,
+        latency_s=c.latency_s,
+        cached=c.cached,
+    )
+    return _from_trajectory(policy, instance, Trajectory((turn,), truncated))
+
+
+def _from_trajectory(policy: PolicyGenome, instance: Instance, t: Trajectory) -> Rollout:
+    return Rollout(
+        policy.id,
+        instance.id,
+        t.output,
+        prompt_tokens=sum(x.prompt_tokens for x in t.turns),
+        completion_tokens=sum(x.completion_tokens for x in t.turns),
+        latency_s=sum(x.latency_s for x in t.turns),
+        cached=all(x.cached for x in t.turns),
+        truncated=t.truncated,
+        turns=t.turns if len(t.turns) > 1 else (),
+    )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import random
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -66,6 +67,7 @@ class FitnessJudge:
         self._terminal: dict[int, Validator] = {}
         self.raced_out = 0  # candidates stopped early, in all
         self.race_saved = 0  # (candidate, instance) pairs racing did not evaluate
+        self._lock = threading.Lock()  # concurrent harness trials share the judge
 
     def __call__(
         self,
@@ -142,8 +144,9 @@ class FitnessJudge:
             else:
                 estimates[p.id] = est
         self.evaluator.evaluate(promoted, batch)
-        self.raced_out += len(estimates)
-        self.race_saved += len(estimates) * (len(batch) - k)
+        with self._lock:
+            self.raced_out += len(estimates)
+            self.race_saved += len(estimates) * (len(batch) - k)
         return estimates
 
     def violations(self, policy: PolicyGenome, batch: Sequence[Instance]) -> list[Violation]:

@@ -3,6 +3,17 @@
 Messages go in; text, token usage and latency come out. Backends raise ``LLMError`` (or a
 subclass) after their own retries; callers inside an evaluation catch it, record the error on the
 rollout and score that example 0, so one bad request never ends a run.
+
+Two optional capabilities, both plain attributes a wrapper passes on:
+- ``batch_size`` > 1: ``complete_batch`` decodes that many prompts together (the embedded
+  backend's multi-sequence decoding); the evaluator then hands it the prompts of one instance
+  (they share the transcript prefix) as one group;
+- ``parallel_requests`` > 1: it serves that many requests at once (an HTTP server, Ray
+  workers); the evaluator then sends requests concurrently (as coroutines when
+  ``native_async``), and the operators of a generation and the trials of an outer step run
+  concurrently.
+``complete_batch`` returns one result per prompt, in order: a Completion or the error that prompt
+met (errors are values there, so one bad prompt does not lose the others' answers).
 """
 
 from __future__ import annotations
@@ -12,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from evotrainer.errors import EvoTrainerError, LLMError
 from evotrainer.types import Message
 
 
@@ -49,6 +61,9 @@ class Completion:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+BatchResult = Completion | EvoTrainerError
+
+
 @runtime_checkable
 class LLMClient(Protocol):
     """Protocol of every backend and wrapper.
@@ -72,16 +87,32 @@ class LLMClient(Protocol):
 
 
 class BaseLLM:
-    """Convenience base: async via a worker thread, a generic description."""
+    """Convenience base: async via a worker thread, batches one prompt at a time, a generic
+    description."""
 
     model_id: str = "base"
     context_size: int | None = None
+    batch_size: int = 1
+    parallel_requests: int = 1
+    native_async: bool = False  # acomplete is a coroutine of its own, not a worker thread
 
     def complete(self, messages: Sequence[Message], params: SamplingParams) -> Completion:
         raise NotImplementedError
 
     async def acomplete(self, messages: Sequence[Message], params: SamplingParams) -> Completion:
         return await asyncio.to_thread(self.complete, messages, params)
+
+    def complete_batch(
+        self, requests: Sequence[Sequence[Message]], params: SamplingParams
+    ) -> list[BatchResult]:
+        """One result per prompt, in order; an LLMError is returned, not raised."""
+        out: list[BatchResult] = []
+        for messages in requests:
+            try:
+                out.append(self.complete(messages, params))
+            except LLMError as exc:
+                out.append(exc)
+        return out
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -93,3 +124,24 @@ class BaseLLM:
 
 def as_dicts(messages: Sequence[Message]) -> list[dict[str, str]]:
     return [{"role": m.role, "content": m.content} for m in messages]
+
+
+def batch_size_of(client: Any) -> int:
+    """How many prompts ``client`` decodes together (1 for clients without the capability)."""
+    return max(1, int(getattr(client, "batch_size", 1) or 1))
+
+
+def parallel_requests_of(client: Any) -> int:
+    """How many requests ``client`` serves at once (1 for clients without the capability)."""
+    return max(1, int(getattr(client, "parallel_requests", 1) or 1))
+
+
+def complete_batch(
+    client: Any, requests: Sequence[Sequence[Message]], params: SamplingParams
+) -> list[BatchResult]:
+    """``client.complete_batch`` when it has one, else one prompt at a time (LLMErrors as
+    values, like ``BaseLLM.complete_batch``)."""
+    fn = getattr(client, "complete_batch", None)
+    if fn is not None:
+        return list(fn(requests, params))
+    return BaseLLM.complete_batch(client, requests, params)

@@ -5,10 +5,12 @@ Two levels are counted:
   the cache or the backend answered: a pure function of the run, identical on a cached rerun;
 - what reached the backend (``backend_calls``, ``backend_tokens``, ``llm_seconds``): the cost.
 The caps apply to the backend level. ``MeteredLLM`` wraps the backend (below the cache, so cache
-hits are free): before each call it *reserves* the call (check and count under one lock, so
-concurrent requests can never overshoot ``max_calls``) or raises ``BudgetExceeded`` with a clear
-message; after it, it records usage. The token cap is checked before each call: concurrent calls
-in flight may pass it by their own tokens (a call's size is known only when it returns).
+hits are free): before each call it *reserves* it under one lock: one call against
+``max_calls``, and with ``max_tokens`` the most tokens the call can cost (an upper bound of its
+prompt, plus ``max_tokens`` of the answer) against what is spent and what calls in flight have
+reserved. A call that does not fit raises ``BudgetExceeded`` with a clear message; when it
+returns, its reservation is replaced by what it really cost. So neither cap is ever passed,
+however many calls run at once (a token cap stops a little early: the prompt bound is loose).
 """
 
 from __future__ import annotations
@@ -20,7 +22,16 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from evotrainer.errors import BudgetExceeded, LLMError
-from evotrainer.llm.base import BaseLLM, Completion, LLMClient, SamplingParams
+from evotrainer.llm.base import (
+    BaseLLM,
+    BatchResult,
+    Completion,
+    LLMClient,
+    SamplingParams,
+    batch_size_of,
+    complete_batch,
+    parallel_requests_of,
+)
 from evotrainer.types import Message
 
 
@@ -41,6 +52,7 @@ class Budget:
     llm_errors: int = 0
     reserve: int = 0  # calls of max_calls held back (see release_reserve)
     in_flight: int = 0  # calls reserved and not yet recorded (count against max_calls)
+    in_flight_tokens: int = 0  # tokens those calls reserved (count against max_tokens)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     REQUEST_COUNTERS = ("llm_calls", "prompt_tokens", "completion_tokens")
@@ -60,18 +72,26 @@ class Budget:
         with self._lock:
             self._check()
 
-    def begin_call(self) -> None:
-        """Reserve one backend call atomically (raises BudgetExceeded when the cap is reached)."""
+    def begin_call(self, tokens: int = 0) -> int:
+        """Reserve one backend call and up to ``tokens`` tokens atomically (raises
+        BudgetExceeded when either does not fit). Returns the tokens reserved, which
+        ``record``/``record_error``/``cancel_call`` release."""
         with self._lock:
-            self._check()
+            self._check(tokens)
             self.in_flight += 1
+            self.in_flight_tokens += tokens
+            return tokens
 
-    def cancel_call(self) -> None:
+    def cancel_call(self, reserved: int = 0) -> None:
         """A reserved call that ended without an answer or an LLM error (interrupted)."""
         with self._lock:
-            self.in_flight = max(0, self.in_flight - 1)
+            self._release(reserved)
 
-    def _check(self) -> None:
+    def _release(self, reserved: int) -> None:
+        self.in_flight = max(0, self.in_flight - 1)
+        self.in_flight_tokens = max(0, self.in_flight_tokens - reserved)
+
+    def _check(self, tokens: int = 0) -> None:
         used = self.backend_calls + self.in_flight
         if self.max_calls is not None and used >= self.max_calls - self.reserve:
             held = f" ({self.reserve} held back for the final validation)" if self.reserve else ""
@@ -79,10 +99,17 @@ class Budget:
                 f"LLM call budget spent: {used} calls >= "
                 f"max_calls={self.max_calls}{held}. Raise budget.max_calls to continue."
             )
-        if self.max_tokens is not None and self.backend_tokens >= self.max_tokens:
+        if self.max_tokens is None:
+            return
+        spent = self.backend_tokens + self.in_flight_tokens
+        if spent >= self.max_tokens or spent + tokens > self.max_tokens:
+            flight = f" (+{self.in_flight_tokens} reserved by calls in flight)" * bool(
+                self.in_flight_tokens
+            )
             raise BudgetExceeded(
-                f"LLM token budget spent: {self.backend_tokens} tokens >= "
-                f"max_tokens={self.max_tokens}. Raise budget.max_tokens to continue."
+                f"LLM token budget spent: {self.backend_tokens} tokens{flight}, and the next "
+                f"call may cost up to {tokens} more, > max_tokens={self.max_tokens}. Raise "
+                "budget.max_tokens to continue."
             )
 
     def release_reserve(self) -> None:
@@ -94,18 +121,18 @@ class Budget:
         self.prompt_tokens += completion.prompt_tokens
         self.completion_tokens += completion.completion_tokens
 
-    def record(self, completion: Completion, seconds: float) -> None:
+    def record(self, completion: Completion, seconds: float, reserved: int = 0) -> None:
         """A backend call that succeeded."""
         with self._lock:
             self._request(completion)
-            self.in_flight = max(0, self.in_flight - 1)
+            self._release(reserved)
             self.backend_calls += 1
             self.backend_tokens += completion.prompt_tokens + completion.completion_tokens
             self.llm_seconds += seconds
 
-    def record_error(self, seconds: float) -> None:
+    def record_error(self, seconds: float, reserved: int = 0) -> None:
         with self._lock:
-            self.in_flight = max(0, self.in_flight - 1)
+            self._release(reserved)
             self.backend_calls += 1
             self.llm_errors += 1
             self.llm_seconds += seconds
@@ -132,28 +159,94 @@ class Budget:
                 setattr(self, k, type(getattr(self, k))(data[k]))
 
 
+def prompt_token_bound(messages: Sequence[Message]) -> int:
+    """An upper bound of a chat prompt's tokens for byte-level tokenizers (a token is at least
+    one byte of text), plus room for the chat template's own tokens."""
+    return 64 + sum(8 + len(m.role) + len(m.content.encode("utf-8")) for m in messages)
+
+
 class MeteredLLM(BaseLLM):
-    """Counts every real backend call and enforces the caps."""
+    """Counts every real backend call and enforces the caps (sync, async and batches)."""
 
     def __init__(self, inner: LLMClient, budget: Budget) -> None:
         self.inner = inner
         self.budget = budget
         self.model_id = inner.model_id
         self.context_size = inner.context_size
+        self.batch_size = batch_size_of(inner)
+        self.parallel_requests = parallel_requests_of(inner)
+        self.native_async = bool(getattr(inner, "native_async", False))
+
+    def _bound(self, messages: Sequence[Message], params: SamplingParams) -> int:
+        if self.budget.max_tokens is None:
+            return 0
+        count = getattr(self.inner, "prompt_token_bound", None)
+        prompt = count(messages) if count is not None else prompt_token_bound(messages)
+        return int(prompt) + params.max_tokens
 
     def complete(self, messages: Sequence[Message], params: SamplingParams) -> Completion:
-        self.budget.begin_call()
+        reserved = self.budget.begin_call(self._bound(messages, params))
         start = time.perf_counter()
         try:
             completion = self.inner.complete(messages, params)
         except LLMError:
-            self.budget.record_error(time.perf_counter() - start)
+            self.budget.record_error(time.perf_counter() - start, reserved)
             raise
         except BaseException:
-            self.budget.cancel_call()
+            self.budget.cancel_call(reserved)
             raise
-        self.budget.record(completion, time.perf_counter() - start)
+        self.budget.record(completion, time.perf_counter() - start, reserved)
         return completion
+
+    async def acomplete(self, messages: Sequence[Message], params: SamplingParams) -> Completion:
+        reserved = self.budget.begin_call(self._bound(messages, params))
+        start = time.perf_counter()
+        try:
+            completion = await self.inner.acomplete(messages, params)
+        except LLMError:
+            self.budget.record_error(time.perf_counter() - start, reserved)
+            raise
+        except BaseException:  # cancelled, interrupted
+            self.budget.cancel_call(reserved)
+            raise
+        self.budget.record(completion, time.perf_counter() - start, reserved)
+        return completion
+
+    def complete_batch(
+        self, requests: Sequence[Sequence[Message]], params: SamplingParams
+    ) -> list[BatchResult]:
+        """Reserve the prompts in order; from the first that does not fit on, every prompt gets
+        that BudgetExceeded (as one at a time would stop there). The reserved ones are decoded
+        together; the batch's seconds are shared equally among them."""
+        reserved: list[int] = []
+        refused: BudgetExceeded | None = None
+        for messages in requests:
+            try:
+                reserved.append(self.budget.begin_call(self._bound(messages, params)))
+            except BudgetExceeded as exc:
+                refused = exc
+                break
+        n = len(reserved)
+        results: list[BatchResult] = []
+        if n:
+            start = time.perf_counter()
+            try:
+                results = complete_batch(self.inner, requests[:n], params)
+            except BaseException:
+                for r in reserved:
+                    self.budget.cancel_call(r)
+                raise
+            share = (time.perf_counter() - start) / n
+            for res, r in zip(results, reserved, strict=True):
+                if isinstance(res, Completion):
+                    self.budget.record(res, share, r)
+                elif isinstance(res, LLMError):
+                    self.budget.record_error(share, r)
+                else:
+                    self.budget.cancel_call(r)
+        if refused is not None:
+            results += [refused] * (len(requests) - n)
+        return results
 
     def describe(self) -> dict[str, Any]:
         return self.inner.describe()

@@ -14,12 +14,22 @@ import sqlite3
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from evotrainer.errors import CacheError
-from evotrainer.llm.base import BaseLLM, Completion, LLMClient, SamplingParams, as_dicts
+from evotrainer.errors import BudgetExceeded, CacheError
+from evotrainer.llm.base import (
+    BaseLLM,
+    BatchResult,
+    Completion,
+    LLMClient,
+    SamplingParams,
+    as_dicts,
+    batch_size_of,
+    complete_batch,
+    parallel_requests_of,
+)
 from evotrainer.llm.budget import Budget
 from evotrainer.types import Message
 
@@ -127,19 +137,63 @@ class CachedLLM(BaseLLM):
         self.budget = budget
         self.model_id = inner.model_id
         self.context_size = inner.context_size
+        self.batch_size = batch_size_of(inner)
+        self.parallel_requests = parallel_requests_of(inner)
+        self.native_async = bool(getattr(inner, "native_async", False))
+
+    def _lookup(self, key: str) -> Completion | None:
+        hit = self.cache.get(key)
+        if self.budget:
+            self.budget.record_cache(hit=hit is not None, completion=hit)
+        return hit
 
     def complete(self, messages: Sequence[Message], params: SamplingParams) -> Completion:
         key = request_key(self.model_id, messages, params)
-        hit = self.cache.get(key)
+        hit = self._lookup(key)
         if hit is not None:
-            if self.budget:
-                self.budget.record_cache(hit=True, completion=hit)
             return hit
-        if self.budget:
-            self.budget.record_cache(hit=False)
         completion = self.inner.complete(messages, params)
         self.cache.put(key, self.model_id, completion)
         return completion
+
+    async def acomplete(self, messages: Sequence[Message], params: SamplingParams) -> Completion:
+        key = request_key(self.model_id, messages, params)
+        hit = self._lookup(key)  # a local SQLite read: short enough for the event loop
+        if hit is not None:
+            return hit
+        completion = await self.inner.acomplete(messages, params)
+        self.cache.put(key, self.model_id, completion)
+        return completion
+
+    def complete_batch(
+        self, requests: Sequence[Sequence[Message]], params: SamplingParams
+    ) -> list[BatchResult]:
+        """Cache hits are answered here, the misses go to ``inner`` as one batch. Counted as if
+        the prompts were asked one at a time: a prompt after the first BudgetExceeded is never
+        counted (one at a time, it would never have been asked); a repeated prompt is a hit."""
+        keys = [request_key(self.model_id, m, params) for m in requests]
+        found = {k: self.cache.get(k) for k in dict.fromkeys(keys)}
+        ask: dict[str, Sequence[Message]] = {}
+        for key, messages in zip(keys, requests, strict=True):
+            if found[key] is None:
+                ask.setdefault(key, messages)
+        answers = dict(
+            zip(ask, complete_batch(self.inner, list(ask.values()), params), strict=True)
+        )
+        out: list[BatchResult] = []
+        for key in keys:
+            hit = found[key]
+            res: BatchResult = hit if hit is not None else answers[key]
+            if self.budget:
+                self.budget.record_cache(hit=hit is not None, completion=hit)
+            if hit is None and isinstance(res, Completion):  # a repeat of it is a hit
+                self.cache.put(key, self.model_id, res)
+                found[key] = replace(res, cached=True)
+            out.append(res)
+            if isinstance(res, BudgetExceeded):
+                out += [res] * (len(keys) - len(out))
+                break
+        return out
 
     def describe(self) -> dict[str, Any]:
         return {**self.inner.describe(), "cache": str(self.cache.path)}

@@ -68,3 +68,95 @@ class EchoLLM(FunctionLLM):
 
     def __init__(self, max_chars: int = 400) -> None:
         super().__init__(lambda m, p: m[-1].content[-max_chars:], model_id="fake:echo")
+
+
+class BatchingLLM(FunctionLLM):
+    """A FunctionLLM that says it decodes up to ``batch_size`` prompts together (like the
+    embedded backend's batched decoding); records the size of every batch it was given."""
+
+    def __init__(self, fn: Callable[[Sequence[Message], SamplingParams], str], batch_size: int = 8):
+        super().__init__(fn, model_id="fake:batching")
+        self.batch_size = batch_size
+        self.batches: list[int] = []
+
+    def complete_batch(self, requests, params):  # type: ignore[no-untyped-def]
+        with self._lock:
+            self.batches.append(len(requests))
+        return super().complete_batch(requests, params)
+
+
+class ConcurrentLLM(FunctionLLM):
+    """A FunctionLLM that serves ``parallel_requests`` requests at once, each after
+    ``latency_s`` (an async sleep: ``native_async``); records the most served at once."""
+
+    native_async = True
+
+    def __init__(
+        self,
+        fn: Callable[[Sequence[Message], SamplingParams], str],
+        parallel_requests: int = 4,
+        latency_s: float = 0.01,
+    ) -> None:
+        super().__init__(fn, model_id="fake:concurrent")
+        self.parallel_requests = parallel_requests
+        self.latency_s = latency_s
+        self.active = 0
+        self.max_active = 0
+
+    def _enter(self) -> None:
+        with self._lock:
+            self.active += 1
+            self.max_active = max(self.max_active, self.active)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.active -= 1
+
+    def complete(self, messages: Sequence[Message], params: SamplingParams) -> Completion:
+        import time
+
+        self._enter()
+        try:
+            time.sleep(self.latency_s)
+            return super().complete(messages, params)
+        finally:
+            self._leave()
+
+    async def acomplete(self, messages: Sequence[Message], params: SamplingParams) -> Completion:
+        import asyncio
+
+        self._enter()
+        try:
+            await asyncio.sleep(self.latency_s)
+            return super().complete(messages, params)
+        finally:
+            self._leave()
+
+
+class LatencyLLM(FunctionLLM):
+    """Answers like EchoLLM after ``latency_s`` seconds: a stand-in for a backend whose cost is
+    waiting (benchmarks of concurrency and of the Ray runner)."""
+
+    def __init__(self, latency_s: float, max_chars: int = 400) -> None:
+        import time
+
+        def answer(messages: Sequence[Message], params: SamplingParams) -> str:
+            time.sleep(latency_s)
+            return messages[-1].content[-max_chars:]
+
+        super().__init__(answer, model_id=f"fake:latency={latency_s:g}")
+        self.latency_s = latency_s
+
+
+def fake_backend(name: str) -> FunctionLLM:
+    """The backend of a ``fake:<name>`` model spec: ``echo`` or ``latency=<seconds>``."""
+    from evotrainer.errors import ModelSpecError
+
+    if name == "echo":
+        return EchoLLM()
+    if name.startswith("latency="):
+        try:
+            return LatencyLLM(float(name.partition("=")[2]))
+        except ValueError:
+            pass
+    raise ModelSpecError(f"unknown fake backend {name!r}: fake:echo or fake:latency=<seconds>")

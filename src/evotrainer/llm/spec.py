@@ -5,6 +5,10 @@ Valid specs:
   local:/path/to/model.gguf  any local GGUF file
   openai:<model-name>        any OpenAI-compatible server (vLLM, SGLang, Ollama, llama.cpp
                              server, OpenAI) at --base-url / $OPENAI_BASE_URL
+  fake:echo, fake:latency=S  test and benchmark backends (llm/fakes.py): an echo, and an echo
+                             that answers after S seconds
+With a RayConfig (``runner: ray``) the backend is a pool of Ray workers that each build their
+own backend from the same ModelConfig (llm/ray_pool.py).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from evotrainer.config import CacheConfig, ModelConfig
+from evotrainer.config import CacheConfig, ModelConfig, RayConfig
 from evotrainer.errors import ModelSpecError
 from evotrainer.llm.base import LLMClient
 from evotrainer.llm.budget import Budget, MeteredLLM
@@ -31,22 +35,29 @@ class LLMStack:
     cache: ResponseCache | None
 
 
-def build_backend(cfg: ModelConfig, seed: int = 0) -> LLMClient:
+def build_backend(cfg: ModelConfig, seed: int = 0, ray: RayConfig | None = None) -> LLMClient:
+    if ray is not None:
+        from evotrainer.llm.ray_pool import RayPoolLLM
+
+        return RayPoolLLM(cfg, ray, seed=seed)
     spec = cfg.spec.strip()
     kind, _, rest = spec.partition(":")
     if kind == "local" and rest:
         from evotrainer.llm.llamacpp import LlamaCppLLM, smollm2_path
 
+        kw = {"n_ctx": cfg.n_ctx, "n_threads": cfg.n_threads, "seed": seed}
         if rest == "smollm2":
-            return LlamaCppLLM(
-                smollm2_path(), n_ctx=cfg.n_ctx, n_threads=cfg.n_threads, seed=seed, label="smollm2"
-            )
+            return LlamaCppLLM(smollm2_path(), label="smollm2", batch_size=cfg.batch_size, **kw)
         path = Path(rest).expanduser()
         if path.suffix.lower() != ".gguf":
             raise ModelSpecError(
                 f"model spec {spec!r}: expected a .gguf file. Valid: {VALID_FORMS}"
             )
-        return LlamaCppLLM(path, n_ctx=cfg.n_ctx, n_threads=cfg.n_threads, seed=seed)
+        return LlamaCppLLM(path, batch_size=cfg.batch_size, **kw)
+    if kind == "fake" and rest:
+        from evotrainer.llm.fakes import fake_backend
+
+        return fake_backend(rest)
     if kind == "openai" and rest:
         from evotrainer.llm.openai_http import OpenAICompatibleLLM
 

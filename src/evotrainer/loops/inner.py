@@ -81,6 +81,7 @@ class PolicyOptimizer:
     pending: list[PolicyGenome] = field(default_factory=list)
     resources: OperatorResources = field(default_factory=OperatorResources)
     protected: str | None = None  # a re-injected policy that survives like an elite
+    parallel: int = 1  # > 1: the children of a generation are made concurrently (see below)
 
     @property
     def operator_weights(self) -> dict[str, float]:
@@ -164,9 +165,9 @@ class PolicyOptimizer:
         return twin
 
     # -- variation ------------------------------------------------------------------------
-    def _tournament(self) -> PolicyGenome:
+    def _tournament(self, rng: random.Random | None = None) -> PolicyGenome:
         k = min(self.cfg.tournament_size, len(self.population))
-        contenders = self.rng.sample(self.population, k)
+        contenders = (rng or self.rng).sample(self.population, k)
         return self.ranked(contenders)[0]
 
     def _stats(self, name: str) -> OperatorStats:
@@ -187,6 +188,10 @@ class PolicyOptimizer:
             weights=self.resources.weights,
             vocabulary=self.resources.vocabulary,
         )
+        if self.parallel > 1:  # a backend that serves parallel requests: overlap the LLM calls
+            from evotrainer.loops.parallel_children import children_in_parallel
+
+            return children_in_parallel(self, n, ctx)
         taken = {p.id for p in self.population}
         children: list[PolicyGenome] = []
         for _ in range(n):
@@ -206,12 +211,16 @@ class PolicyOptimizer:
                 break
         return children
 
-    def _choose(self):
+    def _choose(self, rng: random.Random | None = None, stats: Mapping[str, Any] | None = None):
+        rng = rng or self.rng
         if self.cfg.operator_choice == "bandit":
             return choose_bandit(
-                self.rng, self.operator_weights, self.op_stats, self.llm is not None
+                rng,
+                self.operator_weights,
+                self.op_stats if stats is None else stats,
+                self.llm is not None,
             )
-        return choose_operator(self.rng, self.operator_weights, self.llm is not None)
+        return choose_operator(rng, self.operator_weights, self.llm is not None)
 
     def _credit(self, child: PolicyGenome) -> None:
         parents = [self.fitness[p] for p in child.lineage.parents if p in self.fitness]

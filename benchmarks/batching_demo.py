@@ -1,0 +1,98 @@
+"""A demo-sized co-evolution on the embedded model with batched decoding on and off (issue 12):
+``configs/demo.yaml`` run twice from a fresh cache, ``model.batch_size`` 8 and 1. Wall time, the
+speed-up, and whether ``summary.json`` is the same apart from timings (``wall_s`` and
+``runtime.llm_seconds``: every other key, the backend counters included, must be equal).
+
+    python benchmarks/batching_demo.py                  # configs/demo.yaml twice, ~20-25 min
+    python benchmarks/batching_demo.py --quick          # efficiency.py's smaller demo, ~6 min
+    python benchmarks/batching_demo.py --batch-size 16  # on = 16 prompts per batch
+
+Writes benchmarks/results/batching_demo.json. Run from the repository root (the demo config's
+data paths are relative to it), on an idle machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks import common as C  # noqa: E402
+from benchmarks.efficiency import DEMO_CONFIG, DEMO_OVERRIDES  # noqa: E402
+from evotrainer.coevolution import CoEvolution  # noqa: E402
+from evotrainer.config import load_config  # noqa: E402
+
+
+def run(work: Path, name: str, overrides: list[str]) -> dict[str, Any]:
+    run_dir, cache = work / name, work / f"{name}.sqlite"
+    shutil.rmtree(run_dir, ignore_errors=True)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{cache}{suffix}").unlink(missing_ok=True)
+    cfg = load_config(DEMO_CONFIG, [*overrides, f"cache.path={cache}", "report=false"])
+    C.log(f"{name}: running ...")
+    CoEvolution(cfg).run(run_dir)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    C.log(f"{name}: {summary['wall_s']} s, {summary['llm_calls']} calls")
+    return summary
+
+
+def differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    out = []
+    for key in sorted(set(a) | set(b)):
+        if key == "wall_s":
+            continue
+        x, y = a.get(key), b.get(key)
+        if key == "runtime":
+            x = {k: v for k, v in (x or {}).items() if k != "llm_seconds"}
+            y = {k: v for k, v in (y or {}).items() if k != "llm_seconds"}
+        if x != y:
+            out.append(key)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="efficiency.py's smaller demo")
+    ap.add_argument("--batch-size", type=int, default=8)
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--out", default=str(C.RESULTS / "batching_demo.json"))
+    args = ap.parse_args(argv)
+    base = (DEMO_OVERRIDES if args.quick else []) + [f"model.n_threads={args.threads}"]
+    work = C.WORK / "batching_demo"
+    work.mkdir(parents=True, exist_ok=True)
+    off = run(work, "off", [*base, "model.batch_size=1"])
+    on = run(work, "on", [*base, f"model.batch_size={args.batch_size}"])
+    diff = differences(off, on)
+    result = {
+        "machine": C.machine(),
+        "settings": vars(args),
+        "off": {"wall_s": off["wall_s"], "llm_seconds": off["runtime"]["llm_seconds"]},
+        "on": {"wall_s": on["wall_s"], "llm_seconds": on["runtime"]["llm_seconds"]},
+        "speedup": round(off["wall_s"] / on["wall_s"], 2),
+        "summary_differs_in": diff,
+        "same_summary_apart_from_timings": not diff,
+        "llm_calls": off["llm_calls"],
+        "final_s_val": [off["final_s_val"], on["final_s_val"]],
+    }
+    C.write_json(Path(args.out), result)
+    print("\n| batching | wall_s | LLM seconds |\n|---|---|---|")
+    print(f"| off (batch_size 1) | {off['wall_s']:.1f} | {off['runtime']['llm_seconds']:.1f} |")
+    print(
+        f"| on (batch_size {args.batch_size}) | {on['wall_s']:.1f} | {on['runtime']['llm_seconds']:.1f} |"
+    )
+    print(
+        f"\nspeed-up {result['speedup']}x; summary.json the same apart from timings: "
+        f"{'yes' if not diff else 'NO, differs in ' + ', '.join(diff)}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,319 @@
+"""Batched multi-sequence decoding for the embedded backend, with llama.cpp's batch API.
+
+P prompts that share a prefix (one meeting's transcript: the task puts it before the policy
+text) are answered together:
+
+1. each prompt is formatted exactly as ``Llama.create_chat_completion`` formats it: the model's
+   chat handler runs up to its call of ``create_completion``, whose arguments are captured
+   (prompt tokens, stop strings, stopping criteria, sampling settings);
+2. the longest common token prefix is prefilled once, as sequence 0;
+3. sequence 0's KV cache is copied to sequences 1..P-1 (``llama_memory_seq_cp``);
+4. one ``llama_batch`` holds every sequence's remaining prompt tokens (logits at each
+   sequence's last token), split at ``n_batch`` tokens;
+5. then each step decodes one ``llama_batch`` with the last token of every unfinished sequence;
+   each sequence has its own sampler chain, the one ``Llama.generate`` builds (greedy at
+   temperature 0, the seeded chain otherwise), reading its own row of logits;
+6. each answer is assembled by the rules of ``Llama._create_completion`` (EOG, stop strings,
+   the multi-byte UTF-8 hold-back, max_tokens, the chat format's stopping criteria), so text,
+   finish reason and token counts are those of the sequential path.
+
+The batch runs in a second ``llama_context`` on the same weights whose KV cache is *not
+unified*: every sequence has its own KV stream, laid out like the sequential path's (the prefix
+in cells 0..L-1, then its own tokens), so each attention sums the same cells in the same order
+and greedy answers equal the sequential ones token for token (tests/test_batched_decoding.py;
+docs/efficiency.md). A request this module cannot reproduce exactly (no seed, a grammar, logit
+bias, a logits processor, a prompt that does not fit) is answered by the sequential path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+UNSUPPORTED = ("logits_processor", "grammar", "logit_bias", "logprobs")
+
+
+class _Captured(Exception):
+    def __init__(self, kwargs: dict[str, Any]) -> None:
+        super().__init__("captured")
+        self.kwargs = kwargs
+
+
+def capture_completion_args(llm: Any, chat_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The arguments ``llm.create_chat_completion(**chat_kwargs)`` passes to
+    ``llm.create_completion`` (nothing is decoded)."""
+
+    def capture(**kwargs: Any) -> Any:
+        raise _Captured(kwargs)
+
+    llm.create_completion = capture  # an instance attribute shadows the method
+    try:
+        llm.create_chat_completion(**chat_kwargs)
+    except _Captured as got:
+        return got.kwargs
+    finally:
+        del llm.create_completion
+    raise RuntimeError("the chat handler did not call create_completion")
+
+
+@dataclass
+class Prepared:
+    """One request, ready for batched decoding (what ``_create_completion`` computes first)."""
+
+    tokens: list[int]
+    max_tokens: int
+    stop: list[bytes]
+    seed: int
+    sampler: dict[str, Any]
+    stopping_criteria: Any = None
+
+
+def prepare(llm: Any, args: dict[str, Any]) -> Prepared | str:
+    """``Prepared`` for captured ``create_completion`` arguments, or the reason the batched
+    path cannot reproduce the request exactly (then it goes the sequential way)."""
+    prompt = args.get("prompt")
+    if not isinstance(prompt, list) or args.get("suffix") is not None:
+        return "prompt is not a token list"
+    for name in UNSUPPORTED:
+        if args.get(name):
+            return f"{name} is set"
+    if args.get("stream") or args.get("seed") is None or getattr(llm, "draft_model", None):
+        return "stream, draft model or no seed"
+    n_ctx = llm._n_ctx
+    if len(prompt) >= n_ctx:
+        return "prompt does not fit the context"  # the sequential path raises the error
+    max_tokens = args.get("max_tokens")
+    if max_tokens is None or max_tokens <= 0:
+        max_tokens = n_ctx - len(prompt)
+    if max_tokens + len(prompt) >= n_ctx:
+        max_tokens = n_ctx - len(prompt)
+    stop = args.get("stop") or []
+    stop = stop if isinstance(stop, list) else [stop]
+    sampler = {
+        k: args[k]
+        for k in (
+            "top_k",
+            "top_p",
+            "min_p",
+            "typical_p",
+            "repeat_penalty",
+            "frequency_penalty",
+            "presence_penalty",
+            "tfs_z",
+            "mirostat_mode",
+            "mirostat_tau",
+            "mirostat_eta",
+        )
+        if k in args
+    }
+    sampler["temp"] = args.get("temperature", 0.8)
+    return Prepared(
+        tokens=list(prompt),
+        max_tokens=int(max_tokens),
+        stop=[s.encode("utf-8") for s in stop],
+        seed=int(args["seed"]),
+        sampler=sampler,
+        stopping_criteria=args.get("stopping_criteria"),
+    )
+
+
+@dataclass
+class Answer:
+    """One sequence's answer, assembled token by token like ``Llama._create_completion``."""
+
+    prompt: list[int]
+    max_tokens: int
+    stop: list[bytes]
+    criteria: Any
+    detokenize: Callable[..., bytes]
+    is_eog: Callable[[int], bool]
+    n_vocab: int
+    completion: list[int] = field(default_factory=list)
+    text: bytes = b""
+    finish: str = "length"
+    done: bool = False
+    multibyte_fix: int = 0
+
+    def stopped_by_criteria(self) -> bool:
+        """The chat format's stopping criteria, checked where ``Llama.generate`` checks them:
+        after a token is sampled, on the tokens evaluated so far."""
+        if self.criteria is None:
+            return False
+        evaluated = np.asarray(self.prompt + self.completion, dtype=np.intc)
+        if self.criteria(evaluated, np.zeros(self.n_vocab, dtype=np.single)):
+            self.text = self.detokenize(self.completion, prev_tokens=self.prompt)
+            self.finish, self.done = "stop", True
+        return self.done
+
+    def feed(self, token: int) -> None:
+        if self.is_eog(token):
+            self.text = self.detokenize(self.completion, prev_tokens=self.prompt)
+            self.finish, self.done = "stop", True
+            return
+        self.completion.append(token)
+        all_text = self.detokenize(self.completion, prev_tokens=self.prompt)
+        for k, char in enumerate(all_text[-3:]):  # Llama._create_completion's multi-byte check
+            k = 3 - k
+            for num, pattern in [(2, 192), (3, 224), (4, 240)]:
+                if num > k and pattern & char == pattern:
+                    self.multibyte_fix = num - k
+        if self.multibyte_fix > 0:
+            self.multibyte_fix -= 1
+            return
+        any_stop = [s for s in self.stop if s in all_text]
+        if any_stop:
+            self.text = all_text[: all_text.index(any_stop[0])]
+            self.finish, self.done = "stop", True
+            return
+        if len(self.completion) >= self.max_tokens:
+            self.text = self.detokenize(self.completion, prev_tokens=self.prompt)
+            self.finish, self.done = "length", True
+
+
+def common_prefix(prompts: Sequence[Sequence[int]]) -> int:
+    """Length of the longest common token prefix, leaving every prompt at least one token."""
+    n = min(len(p) for p in prompts) - 1
+    first = prompts[0]
+    for i in range(max(0, n)):
+        if any(p[i] != first[i] for p in prompts[1:]):
+            return i
+    return max(0, n)
+
+
+class BatchDecoder:
+    """Decodes groups of prepared requests in its own non-unified llama_context (made on first
+    use, and again larger when a group needs longer sequences)."""
+
+    def __init__(self, llm: Any, max_sequences: int) -> None:
+        self.llm = llm
+        self.max_sequences = max(1, max_sequences)
+        self.n_batch = int(llm.n_batch)
+        self._ctx: Any = None
+        self._batch: Any = None
+        self.seq_ctx = 0
+        self.stats = {"groups": 0, "sequences": 0, "prefix_tokens": 0, "decode_calls": 0}
+
+    def _context(self, seq_ctx: int) -> None:
+        import llama_cpp
+        from llama_cpp import _internals as internals
+
+        if self._ctx is not None and self.seq_ctx >= seq_ctx:
+            return
+        self.close()
+        seq_ctx = -(-seq_ctx // 256) * 256
+        src = self.llm.context_params
+        params = llama_cpp.llama_context_params.from_buffer_copy(src)
+        params.n_seq_max = self.max_sequences
+        params.n_ctx = seq_ctx * self.max_sequences
+        params.kv_unified = False  # a KV stream per sequence: the sequential path's layout
+        # a step decodes a few tokens: as many threads as one-token decoding (model.n_threads or
+        # the idle cores), not llama-cpp-python's default for batches (every core)
+        params.n_threads_batch = params.n_threads
+        self._ctx = internals.LlamaContext(model=self.llm._model, params=params, verbose=False)
+        n_tokens = max(self.n_batch, self.max_sequences)
+        self._batch = internals.LlamaBatch(n_tokens=n_tokens, embd=0, n_seq_max=1, verbose=False)
+        self.seq_ctx = seq_ctx
+
+    def close(self) -> None:
+        if self._batch is not None:
+            self._batch.close()
+        if self._ctx is not None:
+            self._ctx.close()
+        self._ctx = self._batch = None
+        self.seq_ctx = 0
+
+    # -- one llama_batch ---------------------------------------------------------------------
+    def _decode(self, entries: list[tuple[int, int, int, bool]]) -> None:
+        """entries: (token, position, sequence, wants logits)."""
+        b = self._batch.batch
+        b.n_tokens = len(entries)
+        for i, (token, pos, seq, logits) in enumerate(entries):
+            b.token[i] = token
+            b.pos[i] = pos
+            b.n_seq_id[i] = 1
+            b.seq_id[i][0] = seq
+            b.logits[i] = logits
+        self._ctx.decode(self._batch)
+        self.stats["decode_calls"] += 1
+
+    def run(self, requests: Sequence[Prepared]) -> list[tuple[Answer, int]]:
+        """Answers (and prompt lengths) for at most ``max_sequences`` requests."""
+        import llama_cpp
+
+        llm = self.llm
+        n = len(requests)
+        assert 0 < n <= self.max_sequences
+        self._context(max(len(r.tokens) + r.max_tokens + 8 for r in requests))
+        llama_cpp.llama_memory_clear(self._ctx.memory, True)
+        vocab = llm._model.vocab
+        answers = [
+            Answer(
+                prompt=r.tokens,
+                max_tokens=r.max_tokens,
+                stop=r.stop,
+                criteria=r.stopping_criteria,
+                detokenize=llm.detokenize,
+                is_eog=lambda t: bool(llama_cpp.llama_vocab_is_eog(vocab, t)),
+                n_vocab=llm._n_vocab,
+            )
+            for r in requests
+        ]
+        samplers = []
+        for r in requests:  # the chain Llama.generate builds, seeded as _create_completion does
+            llm.set_seed(r.seed)
+            samplers.append(llm._init_sampler(**r.sampler))
+        try:
+            self._generate(requests, answers, samplers)
+        finally:
+            for s in samplers:
+                s.close()
+        self.stats["groups"] += 1
+        self.stats["sequences"] += n
+        return [(a, len(r.tokens)) for a, r in zip(answers, requests, strict=True)]
+
+    def _generate(self, requests: Sequence[Prepared], answers: list[Answer], samplers) -> None:
+        n = len(requests)
+        prompts = [r.tokens for r in requests]
+        lcp = common_prefix(prompts) if n > 1 else len(prompts[0]) - 1
+        self.stats["prefix_tokens"] += lcp
+        for start in range(0, lcp, self.n_batch):  # the shared prefix, once, as sequence 0
+            chunk = prompts[0][start : min(lcp, start + self.n_batch)]
+            self._decode([(t, start + i, 0, False) for i, t in enumerate(chunk)])
+        if lcp:
+            for s in range(1, n):
+                self._ctx.kv_cache_seq_cp(0, s, -1, -1)
+        # every sequence's own prompt tokens; logits at its last one
+        pending = [
+            (t, pos, s, pos == len(p) - 1)
+            for s, p in enumerate(prompts)
+            for pos, t in enumerate(p[lcp:], start=lcp)
+        ]
+        nxt: dict[int, int] = {}
+        for start in range(0, len(pending), self.n_batch):
+            chunk = pending[start : start + self.n_batch]
+            self._decode(chunk)
+            for i, (_, _, s, logits) in enumerate(chunk):
+                if logits:
+                    nxt[s] = samplers[s].sample(self._ctx, i)
+        pos = [len(p) for p in prompts]
+        while nxt:
+            step: list[tuple[int, int, int, bool]] = []
+            for s in sorted(nxt):
+                a = answers[s]
+                if a.stopped_by_criteria():
+                    continue
+                a.feed(nxt[s])
+                if not a.done and pos[s] < self.seq_ctx:
+                    step.append((nxt[s], pos[s], s, True))
+                    pos[s] += 1
+                elif not a.done:  # out of room (cannot happen within max_tokens)
+                    a.text = a.detokenize(a.completion, prev_tokens=a.prompt)
+                    a.done = True
+            nxt = {}
+            if step:
+                self._decode(step)
+                for i, (_, _, s, _) in enumerate(step):
+                    nxt[s] = samplers[s].sample(self._ctx, i)

@@ -1,0 +1,194 @@
+"""The Ray runner's backend: a pool of Ray workers (actors) that each hold their own backend.
+
+``runner: ray`` makes the run's backend a ``RayPoolLLM``. The driver keeps the whole LLM stack
+above the backend (the request-keyed cache and the budget with its atomic reservations), so
+cache hits and caps are exact however many workers run; what travels to a worker is plain data:
+the rendered chat messages and the sampling settings (and once, the ModelConfig it builds its
+backend from); what comes back is the answer's text and counts. A worker with the embedded
+model decodes a whole group of prompts at once (``complete_batch``); a worker with an HTTP
+backend serves ``model.concurrency`` requests at once, e.g. to the vLLM server on its own node
+(``base_url: http://127.0.0.1:8000/v1`` is resolved on the worker's node).
+
+Ray is imported only here, and only when ``runner: ray`` is chosen (``pip install
+'evotrainer[ray]'``). ``ray.init(address=...)`` takes ``ray.address``, else ``$RAY_ADDRESS``,
+else starts a local Ray instance.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from evotrainer.config import ModelConfig, RayConfig
+from evotrainer.errors import ConfigError, ContextOverflowError, LLMError
+from evotrainer.llm.base import BaseLLM, BatchResult, Completion, SamplingParams
+from evotrainer.types import Message
+
+Wire = list[list[str]]  # messages as [role, content] pairs
+
+
+def to_wire(messages: Sequence[Message]) -> Wire:
+    return [[m.role, m.content] for m in messages]
+
+
+def from_wire(wire: Wire) -> list[Message]:
+    return [Message(role, content) for role, content in wire]
+
+
+def encode_result(res: BatchResult) -> dict[str, Any]:
+    if isinstance(res, Completion):
+        return {"ok": asdict(res)}
+    return {"error": type(res).__name__, "message": str(res)}
+
+
+def decode_result(data: dict[str, Any]) -> BatchResult:
+    if "ok" in data:
+        return Completion(**data["ok"])
+    cls = ContextOverflowError if data["error"] == "ContextOverflowError" else LLMError
+    return cls(data["message"])
+
+
+class BackendWorker:
+    """What runs inside a Ray actor: a backend built from a ModelConfig (plain data)."""
+
+    def __init__(self, model: dict[str, Any], seed: int) -> None:
+        from evotrainer.llm.spec import build_backend
+
+        self.backend = build_backend(ModelConfig.model_validate(model), seed=seed)
+
+    def describe(self) -> dict[str, Any]:
+        return {**self.backend.describe(), "model_id": self.backend.model_id, "node": _node()}
+
+    def complete(self, wire: Wire, params: dict[str, Any]) -> dict[str, Any]:
+        try:
+            res: BatchResult = self.backend.complete(from_wire(wire), _params(params))
+        except LLMError as exc:
+            res = exc
+        return encode_result(res)
+
+    def complete_batch(self, wires: list[Wire], params: dict[str, Any]) -> list[dict[str, Any]]:
+        from evotrainer.llm.base import complete_batch
+
+        results = complete_batch(self.backend, [from_wire(w) for w in wires], _params(params))
+        return [encode_result(r) for r in results]
+
+
+def _params(data: dict[str, Any]) -> SamplingParams:
+    return SamplingParams(**{**data, "stop": tuple(data.get("stop", ()))})
+
+
+def _node() -> str:
+    import socket
+
+    return socket.gethostname()
+
+
+class RayPoolLLM(BaseLLM):
+    """An LLMClient whose calls run on ``ray.workers`` Ray actors (the least busy one first)."""
+
+    def __init__(self, model: ModelConfig, ray_cfg: RayConfig, seed: int = 0) -> None:
+        try:
+            import ray
+        except ImportError as exc:
+            raise ConfigError(
+                "runner: ray needs Ray: pip install 'evotrainer[ray]' (or pip install ray)"
+            ) from exc
+        self._ray = ray
+        if not ray.is_initialized():
+            address = ray_cfg.address or os.environ.get("RAY_ADDRESS") or None
+            kwargs: dict[str, Any] = {"ignore_reinit_error": True, "log_to_driver": False}
+            if ray_cfg.runtime_env:
+                kwargs["runtime_env"] = ray_cfg.runtime_env
+            if address is None:
+                kwargs["include_dashboard"] = False
+            try:
+                ray.init(address=address, **kwargs)
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                raise ConfigError(f"ray.init(address={address!r}) failed: {exc}") from exc
+        per_worker = model.concurrency if model.spec.startswith("openai:") else 1
+        options: dict[str, Any] = {
+            "num_cpus": ray_cfg.num_cpus,
+            "num_gpus": ray_cfg.num_gpus,
+            "max_concurrency": per_worker,
+        }
+        if ray_cfg.spread:
+            options["scheduling_strategy"] = "SPREAD"
+        actor = ray.remote(BackendWorker)
+        self.workers = [
+            actor.options(**options).remote(model.model_dump(mode="json"), seed)
+            for _ in range(ray_cfg.workers)
+        ]
+        try:
+            self.info = ray.get([w.describe.remote() for w in self.workers], timeout=600)
+        except Exception as exc:  # noqa: BLE001 - a worker that cannot build its backend
+            raise LLMError(f"Ray workers could not start their backend: {exc}") from exc
+        first = self.info[0]
+        self.model_id = str(first["model_id"])
+        self.context_size = first.get("context")
+        self.batch_size = max(1, int(first.get("batch_size") or 1))
+        self.parallel_requests = ray_cfg.workers * per_worker
+        self._busy = [0] * len(self.workers)
+        self._lock = threading.Lock()
+
+    def _acquire(self) -> int:
+        with self._lock:
+            i = min(range(len(self.workers)), key=lambda k: (self._busy[k], k))
+            self._busy[i] += 1
+            return i
+
+    def _release(self, i: int) -> None:
+        with self._lock:
+            self._busy[i] -= 1
+
+    def _get(self, ref: Any) -> Any:
+        try:
+            return self._ray.get(ref)
+        except self._ray.exceptions.RayError as exc:
+            raise LLMError(f"Ray worker failed: {exc}") from exc
+
+    def complete(self, messages: Sequence[Message], params: SamplingParams) -> Completion:
+        i = self._acquire()
+        try:
+            ref = self.workers[i].complete.remote(to_wire(messages), asdict(params))
+            res = decode_result(self._get(ref))
+        finally:
+            self._release(i)
+        if isinstance(res, Completion):
+            return res
+        raise res
+
+    def complete_batch(
+        self, requests: Sequence[Sequence[Message]], params: SamplingParams
+    ) -> list[BatchResult]:
+        i = self._acquire()
+        try:
+            ref = self.workers[i].complete_batch.remote(
+                [to_wire(m) for m in requests], asdict(params)
+            )
+            return [decode_result(d) for d in self._get(ref)]
+        finally:
+            self._release(i)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "backend": f"Ray pool of {len(self.workers)} workers",
+            "model": self.model_id,
+            "context": self.context_size,
+            "nodes": sorted({str(w.get("node")) for w in self.info}),
+            "worker": {k: v for k, v in self.info[0].items() if k != "node"},
+        }
+
+    def close(self) -> None:
+        """Stop the workers (they also stop when this pool is garbage-collected, or with the
+        driver process)."""
+        for w in getattr(self, "workers", []):
+            with contextlib.suppress(Exception):  # already gone, or Ray shut down
+                self._ray.kill(w)
+        self.workers = []
+
+    def __del__(self) -> None:
+        self.close()

@@ -1,0 +1,123 @@
+"""Batched multi-sequence decoding of the embedded model (issue 12): the answers of prompts that
+share a transcript, decoded together, equal the sequential path's token for token: text, finish
+reason and token counts. The pure parts (prefix, answer assembly) are tested without a model."""
+
+from __future__ import annotations
+
+import pytest
+
+from evotrainer.llm.base import Completion, SamplingParams
+from evotrainer.llm.llamacpp_batch import Answer, common_prefix
+from evotrainer.types import Message
+from tests.support import needs_model
+
+TRANSCRIPT = (
+    "Meeting transcript:\n"
+    "Anna: Let's start. The budget for the new website is 12,000 euros.\n"
+    "Ben: I can have the design ready by Friday.\n"
+    "Anna: Good. Carla, please check the hosting contract.\n"
+    "Carla: Will do. We also need to decide on the launch date.\n"
+    "Anna: Let's say the first of June. Ben sends the mock-ups to the client.\n"
+)
+INSTRUCTIONS = (
+    "Write the minutes with a title, the topics and the action items.",
+    "Summarise the key points as bullet points and list the tasks as 'Owner: task'.",
+    "List the decisions.",
+    "First extract the key statements, then list the to-do items.",
+    "Who does what? One line per person.",
+    "Write a one-sentence summary.",
+)
+
+
+def _prompt(instruction: str) -> list[Message]:
+    return [Message("user", f"{TRANSCRIPT}\n{instruction}")]
+
+
+# -- without a model ----------------------------------------------------------------------
+def test_common_prefix_leaves_every_prompt_a_token():
+    assert common_prefix([[1, 2, 3, 4], [1, 2, 3, 5]]) == 3
+    assert common_prefix([[1, 2, 3], [1, 2, 3, 4]]) == 2  # the shorter keeps its last token
+    assert common_prefix([[7, 8], [9, 8]]) == 0
+
+
+def _answer(max_tokens=5, stop=(), criteria=None):
+    pieces = {1: b"abc", 2: b" b", 3: b"\xc3", 4: b"\xa9", 5: b"<end>", 9: b""}
+    return Answer(
+        prompt=[0],
+        max_tokens=max_tokens,
+        stop=[s.encode() for s in stop],
+        criteria=criteria,
+        detokenize=lambda toks, prev_tokens=None: b"".join(pieces[t] for t in toks),
+        is_eog=lambda t: t == 9,
+        n_vocab=10,
+    )
+
+
+def test_answer_assembly_follows_create_completion():
+    a = _answer()
+    for t in (1, 2, 9):
+        a.feed(t)
+    assert (a.text, a.finish, a.completion, a.done) == (b"abc b", "stop", [1, 2], True)
+    a = _answer(max_tokens=2)
+    a.feed(1)
+    a.feed(2)
+    assert (a.text, a.finish) == (b"abc b", "length")
+    a = _answer(stop=["<end>"])
+    for t in (1, 5):
+        a.feed(t)
+    assert (a.text, a.finish, a.completion) == (b"abc", "stop", [1, 5])
+    # a multi-byte character straddling max_tokens: held back, so generation goes on one more
+    a = _answer(max_tokens=2)
+    for t in (1, 3):
+        a.feed(t)
+    assert not a.done
+    a.feed(4)
+    assert a.done and a.text == "abcé".encode() and a.finish == "length"
+    # the chat format's stopping criteria see the tokens evaluated so far
+    a = _answer(criteria=lambda toks, logits: list(toks) == [0, 1])
+    assert not a.stopped_by_criteria()
+    a.feed(1)
+    assert a.stopped_by_criteria() and a.finish == "stop" and a.text == b"abc"
+
+
+# -- the real model -----------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def smollm2():
+    from evotrainer.llm.llamacpp import LlamaCppLLM, smollm2_path
+
+    return LlamaCppLLM(smollm2_path(), n_ctx=2048, n_threads=1, label="smollm2", batch_size=4)
+
+
+def _same(a: Completion, b: Completion) -> tuple:
+    return (a.text, a.finish_reason, a.prompt_tokens, a.completion_tokens) == (
+        b.text,
+        b.finish_reason,
+        b.prompt_tokens,
+        b.completion_tokens,
+    )
+
+
+@pytest.mark.slow
+@needs_model
+@pytest.mark.parametrize("temperature", [0.0, 0.7])
+def test_batched_answers_equal_sequential_ones_token_for_token(smollm2, temperature):
+    params = SamplingParams(temperature=temperature, max_tokens=48, seed=11)
+    prompts = [_prompt(i) for i in INSTRUCTIONS]
+    sequential = [smollm2.complete(m, params) for m in prompts]
+    groups = smollm2._decoder.stats["groups"] if smollm2._decoder else 0
+    batched = smollm2.complete_batch(prompts, params)  # 6 prompts, batch_size 4: 4 + 2
+    assert all(isinstance(c, Completion) for c in batched)
+    assert [c.text for c in batched] == [c.text for c in sequential]
+    assert all(_same(a, b) for a, b in zip(batched, sequential, strict=True))
+    assert smollm2._decoder.stats["groups"] == groups + 2  # decoded in batches, not one by one
+    assert smollm2._decoder.stats["prefix_tokens"] > 100
+
+
+@pytest.mark.slow
+@needs_model
+def test_a_prompt_too_long_fails_alone_in_its_batch(smollm2):
+    params = SamplingParams(max_tokens=8, seed=0)
+    prompts = [_prompt(INSTRUCTIONS[0]), [Message("user", "word " * 3000)]]
+    ok, too_long = smollm2.complete_batch(prompts, params)
+    assert isinstance(ok, Completion) and ok.text
+    assert type(too_long).__name__ == "ContextOverflowError"
