@@ -53,11 +53,12 @@ class ModelConfig(_Strict):
         4, ge=1, description="parallel requests (HTTP backends; with runner ray: per worker)"
     )
     batch_size: int = Field(
-        8,
+        4,
         ge=1,
         le=64,
         description="embedded model: the prompts of one instance decoded together (batched "
-        "multi-sequence decoding; the same answers as one at a time); 1 = one at a time",
+        "multi-sequence decoding); up to 4 the answers were identical to one at a time in every "
+        "check, at 8 and 16 some differ (docs/efficiency.md); 1 = one at a time",
     )
     timeout_s: float = Field(120.0, gt=0, description="HTTP request timeout")
     max_retries: int = Field(4, ge=0, description="HTTP retries on 429/5xx/timeouts")
