@@ -15,7 +15,8 @@ report/              the HTML report (evotrainer report RUN_DIR)
 
 A new run refuses a directory that is not empty (``evotrainer run --force`` replaces a previous
 run there); a resume refuses a finished run; both take the lock, so two processes never write
-one run directory.
+one run directory. The engine writes best/, archive.json, front.json and summary.json at the end
+(engine/outcome.py); this module knows the directory, not the driver.
 """
 
 from __future__ import annotations
