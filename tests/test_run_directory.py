@@ -235,7 +235,7 @@ def test_run_files_are_strict_json(tmp_path):
     co.inner.fitness[best.id] = co.inner.fitness[best.id].__class__(
         **{**co.inner.fitness[best.id].__dict__, "fitness": -math.inf}
     )
-    from evotrainer.run.rundir import write_results
+    from evotrainer.engine.outcome import write_results
 
     write_results(co, {"final_s_val": math.nan}, best)
 

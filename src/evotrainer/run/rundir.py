@@ -15,7 +15,8 @@ report/              the HTML report (evotrainer report RUN_DIR)
 
 A new run refuses a directory that is not empty (``evotrainer run --force`` replaces a previous
 run there); a resume refuses a finished run; both take the lock, so two processes never write
-one run directory.
+one run directory. The engine writes best/, archive.json, front.json and summary.json at the end
+(engine/outcome.py); this module knows the directory, not the driver.
 """
 
 from __future__ import annotations
@@ -23,27 +24,16 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 
 from evotrainer.config import RunConfig, config_from_dict
-from evotrainer.errors import (
-    BudgetExceeded,
-    CheckpointError,
-    EvoTrainerError,
-    RunDirectoryError,
-    RunFailed,
-)
+from evotrainer.errors import CheckpointError, RunDirectoryError
 from evotrainer.policy.genome import PolicyGenome
-from evotrainer.run import events as ev
-from evotrainer.run.checkpoint import atomic_write, dumps_strict
+from evotrainer.run.checkpoint import atomic_write
 from evotrainer.run.events import JsonlLog
 from evotrainer.run.lock import LOCK_NAME, RunLock
-
-if TYPE_CHECKING:
-    from evotrainer.coevolution import CoEvolution
-
 
 # what a run writes into its directory (``--force`` removes exactly these)
 RUN_FILES = (
@@ -200,81 +190,3 @@ def lineage_chain(policy: PolicyGenome, known: dict[str, PolicyGenome]) -> list[
         parents = node.lineage.parents
         node = known.get(parents[0]) if parents else None
     return chain
-
-
-def write_results(co: CoEvolution, summary: dict[str, Any], best: PolicyGenome) -> None:
-    rd = co.run_dir
-    assert rd is not None
-    known = dict(co.policies)
-    for e in co.hopt.archive.entries:
-        known.setdefault(e.policy.id, e.policy)
-    v = co.validator.memo.get(best.id)
-    fit = co.inner.fitness.get(best.id)
-    atomic_write(rd / "best" / "prompt.txt", best.render() + "\n")
-    policy_doc = {
-        **best.to_json(),
-        "text": best.render(),
-        "s_val": v.s_val if v else None,
-        "validation": dict(v.aggregates) if v else {},
-        "train_fitness": fit.fitness if fit else None,
-        "train_components": dict(fit.components) if fit else {},
-        "ancestors": lineage_chain(best, known),
-    }
-    atomic_write(rd / "best" / "policy.json", dumps_strict(policy_doc))
-    if v:
-        atomic_write(rd / "best" / "validation.json", dumps_strict(list(v.per_instance)))
-    atomic_write(rd / "archive.json", dumps_strict(co.hopt.archive.to_json()))
-    atomic_write(rd / "front.json", dumps_strict(co.meta.front(co.hopt.archive)))
-    atomic_write(rd / "summary.json", dumps_strict(summary))
-
-
-def fail_run(co: CoEvolution, stopped: str, rejected: list[str] | None = None) -> None:
-    """The run has no policy to return: it stopped (budget) before its first generation was
-    scored, or every policy broke the constitution (``rejected``). Write a summary that says so
-    (no best/), emit ``run_failed`` and raise a clear error."""
-    inner = co.cfg.inner
-    exc_type: type[EvoTrainerError]
-    if rejected is not None:
-        rules = sorted({str(v).split(":")[0] for pid in rejected for v in co.judge.rejected[pid]})
-        msg = (
-            f"every policy broke the constitution ({len(rejected)} rejected; rules: "
-            f"{', '.join(rules) or 'see events.jsonl'}): there is no acceptable policy to return. "
-            "Look at the constitution_violation events; defences.extra_patterns and "
-            "defences.allow_private_data set what is refused."
-        )
-        exc_type = RunFailed
-    else:
-        need = inner.population * inner.tasks_per_generation
-        cap = co.cfg.budget.max_calls
-        msg = (
-            f"the run stopped ({stopped}) before its first generation was scored, so there is no "
-            f"policy to return: the first generation alone needs {need} LLM calls "
-            f"(inner.population x inner.tasks_per_generation) plus a validation"
-            + (
-                f", more than budget.max_calls={cap} allows. Raise budget.max_calls."
-                if cap
-                else "."
-            )
-        )
-        exc_type = BudgetExceeded
-    b = co.budget.snapshot()
-    summary = {
-        "stopped": "rejected" if rejected is not None else stopped,
-        "error": msg,
-        "initial_s_val": None,
-        "final_s_val": None,
-        "best_policy": None,
-        "generations": co.inner.generation,
-        "outer_steps": co.outer_step,
-        "seed": co.cfg.seed,
-        "model": co.stack.backend.model_id,
-        "llm_calls": b["llm_calls"],
-        "prompt_tokens": b["prompt_tokens"],
-        "completion_tokens": b["completion_tokens"],
-        "runtime": {k: v for k, v in b.items() if k not in ("llm_calls",)},
-        "wall_s": round(co.elapsed(), 2),
-    }
-    if co.run_dir is not None:
-        atomic_write(co.run_dir / "summary.json", dumps_strict(summary))
-    co.emit(ev.RUN_FAILED, message=msg, summary=summary)
-    raise exc_type(msg)

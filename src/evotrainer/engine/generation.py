@@ -1,0 +1,102 @@
+"""One inner generation: draw the harness's batch, ask the policy optimiser for candidates,
+score them (racing; screened by the surrogate when it is on), tell the optimiser. Also the
+operators' view of the run (harness weights, few-shot candidates)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from evotrainer.errors import ConfigError
+from evotrainer.evaluation.evaluator import PolicyFitness
+from evotrainer.harness.genome import HarnessGenome
+from evotrainer.harness.reward import weighted_reward
+from evotrainer.loops.inner import PolicyOptimizer
+from evotrainer.loops.rng import stream
+from evotrainer.policy.genome import PolicyGenome
+from evotrainer.types import Instance
+
+BEST_OUTPUT_EXAMPLES = 3  # best training outputs offered as few-shot candidates
+
+
+class Generation:
+    """The part of CoEvolution that runs inner generations (a mixin)."""
+
+    def batch(self, epoch: int, harness: HarnessGenome) -> list[Instance]:
+        rng = stream(self.cfg.seed, "batch", epoch)
+        batch = self.batches.sample(self.cfg.inner.tasks_per_generation, harness, rng)
+        leaked = [i.id for i in batch if i.id in self.held_out]
+        if leaked:  # cannot happen (the pool is filtered); a generator bug must not leak
+            raise ConfigError(f"training batch holds validation instances {leaked}")
+        self.train_ids.update(i.id for i in batch)
+        return batch
+
+    def fitness_of(
+        self,
+        policies: Sequence[PolicyGenome],
+        batch: Sequence[Instance],
+        harness: HarnessGenome,
+        epoch: int | None = None,
+        race: PolicyOptimizer | None = None,
+    ) -> dict[str, PolicyFitness]:
+        """Fitness on ``batch``; with ``race``, new policies race against its population."""
+        for p in policies:
+            self.policies.setdefault(p.id, p)
+        return self.judge(
+            policies,
+            batch,
+            harness,
+            self.epoch if epoch is None else epoch,
+            incumbents=race.population if race is not None else (),
+            survivors=self.cfg.inner.elites,
+        )
+
+    def _generation(
+        self, opt: PolicyOptimizer, batch: list[Instance], h: HarnessGenome, epoch: int
+    ) -> int:
+        """One inner generation; returns the epoch (it advances with per-generation batches)."""
+        if self.cfg.inner.batch == "per_generation" and opt.population:
+            epoch += 1
+            batch[:] = self.batch(epoch, h)
+            opt.shrink_to_elites()
+            opt.refit(self.fitness_of(opt.population, batch, h, epoch))
+        self._refresh_resources(opt, h, batch)
+        candidates = opt.ask()
+        evaluate = lambda cs: self.fitness_of(cs, batch, h, epoch, race=opt)  # noqa: E731
+        if self.surrogate is not None and opt.population:  # children: screened first
+            k = self.cfg.inner.race_first
+            cost = k if 0 < k < len(batch) else len(batch)
+            learn = opt is self.inner  # not from trials (they may run concurrently)
+            opt.tell(self.surrogate.fitness(opt, candidates, evaluate, cost, learn))
+        else:
+            opt.tell(evaluate(candidates))
+        return epoch
+
+    def _refresh_resources(
+        self, opt: PolicyOptimizer, harness: HarnessGenome, batch: Sequence[Instance]
+    ) -> None:
+        """Keep the operators' view current: the harness weights, and few-shot candidates from
+        the references and the best training outputs so far: the elites' best outputs on the
+        current batch (what a checkpoint can restore; never a validation instance)."""
+        from evotrainer.operators.fewshot import cut_to_tokens
+
+        store = self.evaluator.store
+        scored = sorted(
+            (
+                (weighted_reward(rec.vector, harness.weights), rec.rollout.output)
+                for p in opt.population
+                for inst in batch
+                if (rec := store.get((p.id, inst.id))) is not None
+                and rec.rollout.error is None
+                and rec.rollout.output
+            ),
+            reverse=True,
+        )
+        best: list[str] = []
+        for _, text in scored:
+            cut = cut_to_tokens(text, self.cfg.inner.example_tokens)
+            if cut and cut not in best:
+                best.append(cut)
+            if len(best) >= BEST_OUTPUT_EXAMPLES:
+                break
+        opt.resources.weights = dict(harness.weights)
+        opt.resources.examples = (*self.reference_examples, *best)

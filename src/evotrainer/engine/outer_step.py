@@ -1,0 +1,194 @@
+"""The outer step, every ``outer.every`` generations: validate the inner loop's best, maybe roll
+back or re-inject the best validated policy, refit the learned defences, analyse the weakness,
+ask the harness optimiser for variants, trial each by a short inner run from a copy of the
+population (concurrently when the backend serves parallel requests), validate the trials' best
+policies, tell the harness optimiser and continue from the winning trial. With the outer loop
+off, the monitor step only validates."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from evotrainer.defences.learned import batch_outputs
+from evotrainer.engine.telemetry import _finite
+from evotrainer.evaluation.runner import ThreadRunner
+from evotrainer.harness.genome import HarnessGenome
+from evotrainer.harness.reward import weighted_reward
+from evotrainer.llm.base import parallel_requests_of
+from evotrainer.loops.inner import PolicyOptimizer
+from evotrainer.loops.rng import stream
+from evotrainer.loops.weakness import DISAGREE, WeaknessReport
+from evotrainer.run import events as ev
+from evotrainer.types import Instance, ValidationResult
+
+
+class OuterStep:
+    """The part of CoEvolution that runs the harness optimiser's steps (a mixin)."""
+
+    def _outer_step(self, batch: list[Instance]) -> list[Instance]:
+        self.outer_step += 1
+        self._read_ratings()
+        best = self.inner.best()
+        current = self.validate([best], "incumbent", race=True)[best.id]
+        div = self.meta.population_diversity(self.inner, batch)
+        self._archive(best, self.harness, current, div)
+        rollback = self.hopt.observe(self.meta.score(self.meta.vector(best.id, current, div)))
+        if rollback is not None:
+            fit = self.fitness_of([rollback.policy], batch, self.harness)
+            self.inner.inject(rollback.policy, fit[rollback.policy.id])
+            self.inner.refit(self.fitness_of(self.inner.population, batch, self.harness))
+            self.emit(
+                ev.ROLLBACK,
+                to_policy=rollback.policy.id,
+                to_harness=rollback.harness.to_json(),
+                s_val=rollback.s_val,
+                from_s_val=current.s_val,
+                outer_step=self.outer_step,
+                generation=self.inner.generation,
+            )
+        else:
+            self._reinject_best(batch, current.s_val)
+        if self.learned.active:
+            pop_ids = [p.id for p in self.inner.population]
+            refit = self.learned.refit(
+                batch_outputs(self.evaluator, pop_ids, batch),
+                self.learned.training_rows(self.inner.population, self.outer_step),
+                self.outer_step,
+            )
+            self.emit(ev.DEFENCE_REFIT, outer_step=self.outer_step, **refit)
+            self.inner.refit(self.fitness_of(self.inner.population, batch, self.harness))
+        report = self._weakness(self.inner, batch, current)
+        self._suspects.clear()
+        variants = self.hopt.ask(report)
+        Trial = tuple[PolicyOptimizer, list[Instance], int]
+
+        def trial(i: int, h: HarnessGenome) -> Trial:  # independent of the others
+            self.emit(
+                ev.TRIAL_STARTED,
+                outer_step=self.outer_step,
+                trial=i + 1,
+                trials=len(variants),
+                harness=h.to_json(),
+            )
+            opt = self.inner.clone(stream(self.cfg.seed, "trial", self.outer_step, i))
+            epoch = self.epoch + 1
+            tb = self.batch(epoch, h)
+            opt.shrink_to_elites()
+            opt.refit(self.fitness_of(opt.population, tb, h, epoch))
+            for _ in range(self.cfg.outer.trial_generations):
+                epoch = self._generation(opt, tb, h, epoch)
+            tbest = opt.best()
+            self.emit(
+                ev.TRIAL_FINISHED,
+                outer_step=self.outer_step,
+                trial=i + 1,
+                trials=len(variants),
+                best_policy=tbest.id,
+                best_fitness=_finite(opt.fitness[tbest.id].fitness),
+                budget=self.budget.snapshot(),
+            )
+            return opt, tb, epoch
+
+        # concurrently when the backend serves parallel requests (same results either way)
+        width = len(variants) if parallel_requests_of(self.stack.client) > 1 else 1
+        trials = ThreadRunner(width).map(lambda x: trial(*x), list(enumerate(variants)))
+        bests = [opt.best() for opt, _, _ in trials]
+        results = self.validate(bests, "trial", race=True)
+        s_vals = [results[b.id].s_val for b in bests]
+        divs = [self.meta.population_diversity(opt, tb) for opt, tb, _ in trials]
+        vectors = [
+            self.meta.vector(b.id, results[b.id], d) for b, d in zip(bests, divs, strict=True)
+        ]
+        for b, h, d in zip(bests, variants, divs, strict=True):
+            self._archive(b, h, results[b.id], d)
+        choice, why, front = self.meta.objective.choose(vectors)
+        scores = [self.meta.score(v) for v in vectors]
+        decision = self.hopt.tell(scores, choice, why)
+        self.trial_generations += self.cfg.outer.trial_generations * len(variants)
+        self.inner, batch, self.epoch = trials[decision.index]
+        if self.monitor:
+            train = self.inner.fitness[self.inner.best().id].fitness
+            self._alerts(self.monitor.observe_validation(self.outer_step, current.s_val, train))
+            self._alerts(self.monitor.observe_weights(self.outer_step, self.harness.weights))
+        self.emit(
+            ev.OUTER_STEP,
+            outer_step=self.outer_step,
+            generation=self.inner.generation,
+            weakness=report.to_json(),
+            variants=[v.to_json() for v in variants],
+            s_vals=s_vals,
+            objectives=vectors,
+            meta_scores=scores,
+            selection=self.cfg.meta.selection,
+            front=front,
+            trial_best=[b.id for b in bests],
+            chosen=decision.chosen.to_json(),
+            changed=decision.changed,
+            reason=decision.reason,
+            rollback=rollback is not None,
+        )
+        self._emit_generation(self.inner, batch)
+        return batch
+
+    def _reinject_best(self, batch: list[Instance], s_val: float) -> None:
+        """When the inner loop's best validates clearly below the best validated policy, put
+        that policy back into the population as an elite: the GA then also explores around
+        what the validation data prefers, and a harness variant that ranks it first can win."""
+        best = self.hopt.archive.best()
+        if (
+            not self.cfg.outer.reinject_best
+            or best is None
+            or best.s_val <= s_val + DISAGREE
+            or best.policy.id == self.inner.protected
+        ):
+            return
+        fit = self.fitness_of([best.policy], batch, self.harness)
+        self.inner.inject(best.policy, fit[best.policy.id], protect=True)
+        self.emit(
+            ev.REINJECT,
+            policy=best.policy.id,
+            s_val=best.s_val,
+            from_s_val=s_val,
+            outer_step=self.outer_step,
+        )
+
+    def _monitor_step(self) -> None:
+        """Harness fixed (outer loop off): still validate the best policy every ``outer.every``
+        generations, so s_val is tracked and the proxy-gap monitor can compare it to the
+        training reward."""
+        self.outer_step += 1
+        self._read_ratings()
+        best = self.inner.best()
+        v = self.validate([best], "incumbent", race=True)[best.id]
+        div = self.meta.population_diversity(self.inner, self.batch(self.epoch, self.harness))
+        self._archive(best, self.harness, v, div)
+        self.hopt.s_val_history.append(self.meta.score(self.meta.vector(best.id, v, div)))
+        if self.monitor:
+            train = self.inner.fitness[best.id].fitness
+            self._alerts(self.monitor.observe_validation(self.outer_step, v.s_val, train))
+
+    def _weakness(
+        self, opt: PolicyOptimizer, batch: Sequence[Instance], v: ValidationResult
+    ) -> WeaknessReport:
+        best = opt.best()
+        fit = opt.fitness[best.id]
+        records = self.evaluator.evaluate([best], batch)  # memoised; after a resume, cached
+        by_kind: dict[str, list[float]] = {}
+        for inst in batch:  # the mix is over the generator's kinds: synthetic instances only
+            if inst.real:
+                continue
+            rec = records[(best.id, inst.id)]
+            by_kind.setdefault(inst.kind, []).append(
+                weighted_reward(rec.vector, self.harness.weights)
+            )
+        return WeaknessReport(
+            s_val=v.s_val,
+            s_val_by_length=self.validator.s_val_by_bucket(v),
+            train_reward=fit.fitness,
+            train_components=dict(fit.components),
+            validation=dict(v.aggregates),
+            reward_by_kind={k: sum(x) / len(x) for k, x in by_kind.items()},
+            suspects=tuple(sorted(self._suspects)),
+            best_s_val=archived.s_val if (archived := self.hopt.archive.best()) else None,
+            hints=self.task.harness_hints(),
+        )

@@ -1,0 +1,81 @@
+"""Validation during the run: s_val on the selection part (racing against the best archived
+policy), the archive of fully validated (policy, harness) pairs, and people's ratings."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from evotrainer.harness.genome import HarnessGenome
+from evotrainer.policy.archive import ArchiveEntry
+from evotrainer.policy.genome import PolicyGenome
+from evotrainer.run import events as ev
+from evotrainer.types import ValidationResult
+
+
+class Validation:
+    """The part of CoEvolution that validates and archives (a mixin)."""
+
+    def validate(
+        self, policies: Sequence[PolicyGenome], role: str, race: bool = False
+    ) -> dict[str, ValidationResult]:
+        """Validate policies on the selection part; ``role`` (initial | seed | incumbent |
+        trial | final) labels the events. ``race``: race against the best archived policy."""
+        todo = {p.id for p in policies if p.id not in self.validator.memo}
+        if todo:
+            self.emit(
+                ev.VALIDATION_STARTED,
+                role=role,
+                policies=len(todo),
+                instances=len(self.validator.instances),
+                race=race and self.cfg.validation.race_first > 0,
+            )
+        if race:
+            best = self.hopt.archive.best()
+            v = self.cfg.validation
+            results = self.validator.race(
+                policies, best.policy if best else None, v.race_first, v.race_margin
+            )
+        else:
+            results = self.validator.validate(policies)
+        for p in policies:
+            r = results[p.id]
+            self.emit(
+                ev.VALIDATION,
+                role=role,
+                policy_id=p.id,
+                s_val=r.s_val,
+                aggregates=dict(r.aggregates),
+                generation=self.inner.generation,
+                outer_step=self.outer_step,
+                partial=r.partial,
+                n=r.n,
+                llm_calls=self.budget.snapshot()["llm_calls"],  # spent when this s_val was known
+            )
+        return results
+
+    def _archive(
+        self,
+        policy: PolicyGenome,
+        harness: HarnessGenome,
+        result: ValidationResult,
+        diversity: float | None = None,
+    ) -> None:
+        """Archive a fully validated pair: not a raced-out estimate, and never a policy that
+        broke the constitution (it can never be returned). ``diversity``: of the population
+        it came from (the pair's meta-objective vector keeps it)."""
+        if result.partial or policy.id in self.judge.rejected:
+            return
+        objectives = self.meta.objective.vector(result, diversity)  # human: read when ranked
+        self.hopt.archive.add(
+            ArchiveEntry(
+                policy, harness, result.s_val, self.inner.generation, self.outer_step, objectives
+            )
+        )
+
+    def _read_ratings(self) -> None:
+        """New ratings from people (evotrainer review): refit the human objective."""
+        news = self.meta.read_ratings()
+        if news and "warning" in news:
+            self.emit(ev.WARNING, message=news["warning"])
+        elif news:
+            self.emit(ev.HUMAN_FEEDBACK, outer_step=self.outer_step, **news)
