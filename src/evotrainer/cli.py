@@ -344,11 +344,11 @@ def eval_(
         _fail(exc)
         return
     keys = task.validation_metric().keys
-    title = escape(f"{data.name}: {len(instances)} meetings, truncation {trunc}")
+    title = escape(f"{data.name}: {len(instances)} instances, truncation {trunc}")
     if len(policies) == 1:
         res = results[policies[0].id]
         table = Table(title=title)
-        table.add_column("meeting")
+        table.add_column("instance")
         for k in keys:
             table.add_column(k, justify="right")
         for row in res.per_instance:
@@ -372,7 +372,7 @@ def eval_(
             )
     out.print(table)
     out.print(
-        f"(* = transcript truncated) wall {wall:.0f}s, {stack.budget.backend_calls} backend "
+        f"(* = input truncated) wall {wall:.0f}s, {stack.budget.backend_calls} backend "
         f"calls, {stack.budget.cache_hits} cache hits"
     )
     failed = {
