@@ -14,6 +14,9 @@ reported too: a warm start is cheaper overall only when the source run exists an
 and confirmation both use AMI train meetings; ami-dev and ICSI are never touched.
 
     python benchmarks/transfer.py --seeds 0 1 2                       # embedded model, ~2 h
+
+Resumable: a run whose directory holds a completed summary.json is read back, not run again
+(rerun the same command with the same --work-dir to continue; a killed run starts again).
     python benchmarks/transfer.py --model fake:minutes --seeds 0      # plumbing check, seconds
     python benchmarks/transfer.py --set inner.generations=4 --out docs/results/transfer.json
 """
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -66,6 +70,17 @@ def configs(base: RunConfig, seed: int, work: Path, source_dir: Path) -> dict[st
     }
 
 
+def _finished(run_dir: Path) -> dict[str, Any] | None:
+    """The summary of a run that completed in run_dir, else None (absent, killed or failed)."""
+    path = run_dir / "summary.json"
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    ok = isinstance(summary, dict) and summary.get("final_s_val") is not None
+    return summary if ok and not summary.get("error") else None
+
+
 def measure(
     base: RunConfig,
     seeds: Sequence[int],
@@ -80,6 +95,13 @@ def measure(
         dirs = {k: wdir / k for k in KINDS}
         summaries: dict[str, dict[str, Any]] = {}
         for kind, cfg in configs(base, seed, wdir, dirs["source"]).items():
+            done = _finished(dirs[kind])
+            if done is not None:  # resumable: a finished run is read back, not run again
+                summaries[kind] = done
+                C.log(f"transfer seed {seed}: {kind} run finished earlier -> {dirs[kind]}")
+                continue
+            if dirs[kind].exists():  # a run killed before its end starts again
+                shutil.rmtree(dirs[kind])
             C.log(f"transfer seed {seed}: {kind} run -> {dirs[kind]}")
             task, llm = make() if make else (None, None)
             co = CoEvolution(cfg, task=task, llm=llm)

@@ -204,3 +204,19 @@ def test_transfer_measurement_plumbing(tmp_path):
     )
     assert calls_to_reach(warm_dir, 2.0) is None  # an s_val above 1 is never reached
     assert "| 1 |" in table([row])
+    # resumable: finished runs are read back (no LLM call), a killed one starts again
+    import shutil
+
+    shutil.rmtree(warm_dir / "checkpoints", ignore_errors=True)
+    (warm_dir / "summary.json").unlink()  # the warm run "was killed"
+
+    calls = []
+
+    def make_counting():
+        calls.append(1)
+        return make()
+
+    (again,) = measure(base, [1], tmp_path / "work", make_counting)
+    assert len(calls) == 1  # only the warm run ran again
+    assert again["cold"] == row["cold"] and again["source"] == row["source"]
+    assert again["warm"]["final_s_val"] == row["warm"]["final_s_val"]
