@@ -155,6 +155,32 @@ def test_validator_race_gives_partial_estimates():
     assert res[bad.id].partial and res[bad.id].n == 2 and bad.id not in v.memo
     assert not res[better.id].partial and res[better.id].n == 6
     assert res[bad.id].s_val < v.memo[ref.id].s_val
+    assert res[bad.id].s_val >= 0.0  # the paired estimate is floored at 0
+
+
+def test_a_raced_out_estimate_is_never_negative():
+    """The reference scores high on the first instances and low on the rest; a policy that
+    scores 0 on the first ones would be estimated below 0 without the floor."""
+    task = RecordingMeetingTask()
+    insts = task.synthetic_validation(4, 1)
+    ev = Evaluator(task, scripted(task), SamplingParams(max_tokens=64))
+    v = Validator(task, ev, insts, {"rougeL": 0.5, "action_item_f1": 0.5}, "test")
+    ref = PolicyGenome({"system": GOOD})
+    v.validate([ref])
+    r = v.memo[ref.id]
+    rows = [dict(row) for row in r.per_instance]
+    for i, row in enumerate(rows):  # high on the first two instances, 0 on the last two
+        row["rougeL"] = row["action_item_f1"] = 1.0 if i < 2 else 0.0
+    v.memo[ref.id] = type(r)(
+        s_val=0.5,
+        aggregates=r.aggregates,
+        per_instance=tuple(rows),
+        n=r.n,
+        truncation=r.truncation,
+    )
+    bad = PolicyGenome({"system": BAD})
+    res = v.race([bad], ref, first=2, margin=0.0)
+    assert res[bad.id].partial and res[bad.id].s_val == 0.0
 
 
 def _run_config(tmp_path, corpus, val, **over):

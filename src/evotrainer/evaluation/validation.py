@@ -91,7 +91,9 @@ class Validator:
             else:
                 agg = self.metric.aggregate(rows)
                 out[p.id] = ValidationResult(
-                    s_val=ref.s_val + d,
+                    # the paired estimate, floored at 0: an s_val is never negative (a
+                    # raced-out policy lost by more than the reference's whole score there)
+                    s_val=max(0.0, ref.s_val + d),
                     aggregates=agg,
                     per_instance=tuple(rows),
                     n=len(rows),
