@@ -16,7 +16,8 @@ and confirmation both use AMI train meetings; ami-dev and ICSI are never touched
     python benchmarks/transfer.py --seeds 0 1 2                       # embedded model, ~2 h
 
 Resumable: a run whose directory holds a completed summary.json is read back, not run again
-(rerun the same command with the same --work-dir to continue; a killed run starts again).
+(rerun the same command with the same --work-dir and --resume to continue; a killed run
+starts again).
     python benchmarks/transfer.py --model fake:minutes --seeds 0      # plumbing check, seconds
     python benchmarks/transfer.py --set inner.generations=4 --out docs/results/transfer.json
 """
@@ -152,6 +153,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--model", default=None, help="model spec (fake:minutes: no model)")
     ap.add_argument("--work-dir", default=str(C.WORK / "transfer"))
+    ap.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue in a non-empty --work-dir (the same command): finished runs are read back",
+    )
     ap.add_argument("--out", default=str(C.RESULTS / "transfer.json"))
     args = ap.parse_args(argv)
     values = {}
@@ -160,8 +166,11 @@ def main(argv: list[str] | None = None) -> int:
         values["model.spec"] = args.model
     base = load_config(args.config, args.overrides, values)
     work = Path(args.work_dir)
-    if work.exists() and any(work.iterdir()):
-        ap.error(f"--work-dir {work} is not empty: the runs need fresh directories")
+    if work.exists() and any(work.iterdir()) and not args.resume:
+        ap.error(
+            f"--work-dir {work} is not empty: the runs need fresh directories "
+            "(--resume continues there with the same command: finished runs are read back)"
+        )
     rows = measure(base, args.seeds, work, (lambda: (None, C.fake_llm())) if fake else None)
     out = {
         "config": args.config,
