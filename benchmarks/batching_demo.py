@@ -14,9 +14,7 @@ data paths are relative to it), on an idle machine.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,20 +23,11 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import common as C  # noqa: E402
-from benchmarks.efficiency import DEMO_CONFIG, DEMO_OVERRIDES  # noqa: E402
-from evotrainer.coevolution import CoEvolution  # noqa: E402
-from evotrainer.config import load_config  # noqa: E402
+from benchmarks.efficiency import DEMO_OVERRIDES, fresh_demo_run  # noqa: E402
 
 
 def run(work: Path, name: str, overrides: list[str]) -> dict[str, Any]:
-    run_dir, cache = work / name, work / f"{name}.sqlite"
-    shutil.rmtree(run_dir, ignore_errors=True)
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{cache}{suffix}").unlink(missing_ok=True)
-    cfg = load_config(DEMO_CONFIG, [*overrides, f"cache.path={cache}", "report=false"])
-    C.log(f"{name}: running ...")
-    CoEvolution(cfg).run(run_dir)
-    summary = json.loads((run_dir / "summary.json").read_text())
+    summary = fresh_demo_run(work, name, overrides)
     C.log(f"{name}: {summary['wall_s']} s, {summary['llm_calls']} calls")
     return summary
 

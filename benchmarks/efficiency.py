@@ -33,6 +33,7 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
 from benchmarks import common as C  # noqa: E402
 from evotrainer.coevolution import CoEvolution  # noqa: E402
 from evotrainer.config import CacheConfig, load_config  # noqa: E402
+from evotrainer.errors import BudgetExceeded  # noqa: E402
 from evotrainer.evaluation.evaluator import Evaluator  # noqa: E402
 from evotrainer.evaluation.runner import SerialRunner  # noqa: E402
 from evotrainer.llm.base import LLMClient, SamplingParams  # noqa: E402
@@ -61,6 +62,23 @@ DEMO_OVERRIDES = [
     "model.operator_max_tokens=128",
     "model.n_ctx=4096",
 ]
+
+
+def fresh_demo_run(work: Path, name: str, overrides: list[str]) -> dict[str, Any]:
+    """configs/demo.yaml with ``overrides`` in WORK/NAME from a fresh run directory and a fresh
+    cache (WORK/NAME.sqlite), no HTML report; its summary.json. A run stopped by a call cap
+    below its first generation is logged, not fatal (its summary is written all the same)."""
+    run_dir, cache = work / name, work / f"{name}.sqlite"
+    shutil.rmtree(run_dir, ignore_errors=True)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{cache}{suffix}").unlink(missing_ok=True)
+    cfg = load_config(DEMO_CONFIG, [*overrides, f"cache.path={cache}", "report=false"])
+    C.log(f"{name}: running ...")
+    try:
+        CoEvolution(cfg).run(run_dir)
+    except BudgetExceeded as exc:
+        C.log(f"{name}: {exc}")
+    return json.loads((run_dir / "summary.json").read_text())
 
 
 # -- 1. throughput with a zero-latency fake --------------------------------------------------

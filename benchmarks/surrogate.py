@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import sys
 from pathlib import Path
@@ -35,24 +34,11 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import common as C  # noqa: E402
-from benchmarks.efficiency import DEMO_CONFIG  # noqa: E402
-from evotrainer.coevolution import CoEvolution  # noqa: E402
-from evotrainer.config import load_config  # noqa: E402
-from evotrainer.errors import BudgetExceeded  # noqa: E402
+from benchmarks.efficiency import fresh_demo_run  # noqa: E402
 
 
 def run(work: Path, name: str, overrides: list[str]) -> dict[str, Any]:
-    run_dir, cache = work / name, work / f"{name}.sqlite"
-    shutil.rmtree(run_dir, ignore_errors=True)
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{cache}{suffix}").unlink(missing_ok=True)
-    cfg = load_config(DEMO_CONFIG, [*overrides, f"cache.path={cache}", "report=false"])
-    C.log(f"{name}: running ...")
-    try:
-        CoEvolution(cfg).run(run_dir)
-    except BudgetExceeded as exc:  # a cap below the first generation: recorded, not fatal
-        C.log(f"{name}: {exc}")
-    s = json.loads((run_dir / "summary.json").read_text())
+    s = fresh_demo_run(work, name, overrides)
     conf = s.get("confirmation") or {}
     row = {
         "name": name,
