@@ -25,7 +25,7 @@ from typing import Any
 from evotrainer.tasks.base import RewardComponent
 from evotrainer.tasks.code.execution import Runs, Verdict
 from evotrainer.tasks.code.problem import CodeProblem
-from evotrainer.tasks.code.render import ParsedCode, program
+from evotrainer.tasks.code.render import ParsedCode, defines_function, parse_code, program
 from evotrainer.types import ComponentScore, Instance
 
 DANGEROUS_CALLS = {
@@ -69,6 +69,11 @@ LINT_STEP = 0.25
 def _problem(instance: Instance) -> CodeProblem | None:
     p = instance.payload
     return p if isinstance(p, CodeProblem) else None
+
+
+def _code_of(output: str, parsed: Any) -> ParsedCode:
+    """The task's parse of the answer, or the answer parsed here when none was passed."""
+    return parsed if isinstance(parsed, ParsedCode) else parse_code(output)
 
 
 def dangerous_calls(code: str) -> list[str]:
@@ -160,9 +165,7 @@ class DefinesFunction(_CodeComponent):
         problem = _problem(instance)
         if problem is None:
             return ComponentScore(self.name, 0.0, "not a code problem", False)
-        from evotrainer.tasks.code.render import defines_function, parse_code
-
-        p = parsed if isinstance(parsed, ParsedCode) else parse_code(output)
+        p = _code_of(output, parsed)
         if p.empty:
             return ComponentScore(self.name, 0.0, "no code in the answer")
         if p.syntax_error:
@@ -204,9 +207,7 @@ class Safety(_CodeComponent):
         problem = _problem(instance)
         if problem is None:
             return ComponentScore(self.name, 0.0, "not a code problem", False)
-        from evotrainer.tasks.code.render import parse_code
-
-        p = parsed if isinstance(parsed, ParsedCode) else parse_code(output)
+        p = _code_of(output, parsed)
         if p.empty:
             return ComponentScore(self.name, 0.0, "no code in the answer")
         found = dangerous_calls(p.code)
@@ -225,9 +226,7 @@ class Length(_CodeComponent):
         problem = _problem(instance)
         if problem is None:
             return ComponentScore(self.name, 0.0, "not a code problem", False)
-        from evotrainer.tasks.code.render import parse_code
-
-        p = parsed if isinstance(parsed, ParsedCode) else parse_code(output)
+        p = _code_of(output, parsed)
         n = code_lines(p.code)
         if n == 0:
             return ComponentScore(self.name, 0.0, "no code")
@@ -265,9 +264,7 @@ class Lint:
         problem = _problem(instance)
         if problem is None:
             return ComponentScore(self.name, 0.0, "not a code problem", False)
-        from evotrainer.tasks.code.render import parse_code
-
-        p = parsed if isinstance(parsed, ParsedCode) else parse_code(output)
+        p = _code_of(output, parsed)
         if p.empty:
             return ComponentScore(self.name, 0.0, "no code")
         found = self.findings(program(problem, p))
