@@ -43,6 +43,10 @@ def test_special_casing_the_visible_tests_is_caught(tmp_path):
                 "tasks_per_generation": 4,
                 "generations": 15,
                 "seed_prompts": HONEST_SEEDS,
+                # the scenario is the hack taking over training unimpeded; with the anchor the
+                # honest best validated policy parents half the children and the run takes
+                # another path (the drift alert fires instead: docs/defences.md)
+                "anchor_share": 0.0,
             },
             "outer": {"every": 3, "variants": 2},
             "harness": {

@@ -56,6 +56,9 @@ def test_hacking_is_flagged_and_the_harness_recovers(tmp_path):
                 "tasks_per_generation": 4,
                 "generations": 24,
                 "seed_prompts": HONEST_SEEDS,
+                # the scenario is the hack taking over training unimpeded (the anchor, the best
+                # validated policy parenting half the children, would change its course)
+                "anchor_share": 0.0,
             },
             "outer": {"every": 3, "variants": 3},
             "harness": {

@@ -305,3 +305,102 @@ def test_a_reinjected_policy_survives_selection_like_an_elite():
     opt.tell({c.id: fit(c, 0.95) for c in children})
     assert archived in opt.population, "selection did not drop the protected policy"
     assert opt.state_dict()["protected"] == archived.id
+
+
+def test_the_anchor_parents_its_share_of_children():
+    """inner.anchor_share: a first parent is the protected (best validated) policy with that
+    probability, whatever its training fitness; a second parent never is by that rule."""
+    from evotrainer.config import InnerConfig
+    from evotrainer.evaluation.evaluator import PolicyFitness
+    from evotrainer.loops.inner import PolicyOptimizer
+
+    seeds = [PolicyGenome.from_text(f"Write minutes, variant number {i}.") for i in range(4)]
+    anchor = PolicyGenome.from_text("The archive's best policy, which validates well.")
+
+    def parents(share: float, first: bool) -> list[str]:
+        opt = PolicyOptimizer(
+            InnerConfig(population=4, elites=2, anchor_share=share), seeds, random.Random(0)
+        )
+        opt.ask()
+        opt.tell({p.id: PolicyFitness(p.id, 0.5 + i / 10, {}, 1, 0) for i, p in enumerate(seeds)})
+        opt.inject(anchor, PolicyFitness(anchor.id, 0.0, {}, 1, 0), protect=True)
+        return [opt._tournament(first=first).id for _ in range(400)]
+
+    share = parents(0.5, True).count(anchor.id) / 400
+    assert 0.4 < share < 0.6  # never by tournament: its training fitness is the lowest
+    assert parents(1.0, True) == [anchor.id] * 400
+    assert anchor.id not in parents(0.0, True) and anchor.id not in parents(1.0, False)
+
+
+def _events_of(run_dir) -> list[dict]:
+    return [json.loads(x) for x in (run_dir / "events.jsonl").read_text().splitlines()]
+
+
+@pytest.mark.parametrize("each", [0, 2])
+def test_children_are_validated_after_every_generation_and_the_best_anchors(tmp_path, each):
+    """validation.each_generation: after every generation the N fittest unvalidated members
+    race on the selection part; full validations enter the archive; the best validated policy
+    (here a seed, then a template child) is the protected anchor of the population."""
+    corpus = write_corpus(tmp_path / "train.jsonl", 10, seed=5)
+    val = write_corpus(tmp_path / "val.jsonl", 8, seed=6)
+    task = RecordingMeetingTask()
+    cfg = _run_config(tmp_path, corpus, val, validation={"each_generation": each})
+    co = CoEvolution(cfg, task=task, llm=scripted(task))
+    result = co.run(tmp_path / "run")
+    events = _events_of(tmp_path / "run")
+    per_gen: dict[int, list[dict]] = {}
+    for e in events:
+        if e["type"] == "validation" and e["role"] == "generation":
+            per_gen.setdefault(e["generation"], []).append(e)
+    if each == 0:
+        assert not per_gen
+    else:
+        assert per_gen and all(len(v) <= each for v in per_gen.values())
+        assert set(per_gen) <= set(range(1, cfg.inner.generations + 1))
+        validated = {e["policy_id"] for v in per_gen.values() for e in v}
+        assert len(validated) == sum(len(v) for v in per_gen.values()), "validated twice"
+        full = {e["policy_id"] for v in per_gen.values() for e in v if not e["partial"]}
+        archived = {a.policy.id for a in co.hopt.archive.entries}
+        assert full and full <= archived and not (validated - full) & archived
+    anchors = [e for e in events if e["type"] == "reinject" and e.get("reason") == "anchor"]
+    assert anchors, "the best validated policy never became the anchor"
+    best = co.hopt.archive.best()
+    assert co.inner.protected == best.policy.id
+    assert best.policy.id in {p.id for p in co.inner.population}
+    assert "template" in result.best.components
+
+
+def test_with_the_anchor_on_the_action_count_hack_is_still_flagged_and_not_returned(tmp_path):
+    from tests.test_defences import HONEST_SEEDS, drifting_llm
+
+    cfg = config_from_dict(
+        {
+            "seed": 3,
+            "cache": {"path": str(tmp_path / "c.sqlite")},
+            "report": False,
+            "inner": {
+                "population": 6,
+                "elites": 3,
+                "tasks_per_generation": 4,
+                "generations": 24,
+                "seed_prompts": HONEST_SEEDS,
+            },  # anchor_share and each_generation at their defaults
+            "outer": {"every": 3, "variants": 3},
+            "harness": {
+                "weights": {"completeness": 0.1, "format": 0.1, "action_count": 0.8},
+                "real_data": None,
+            },
+            "validation": {"data": None, "synthetic_size": 6},
+            "defences": {"monitor_window": 2},
+        }
+    )
+    assert cfg.inner.anchor_share > 0 and cfg.validation.each_generation > 0
+    task = RecordingMeetingTask()
+    co = CoEvolution(cfg, task=task, llm=drifting_llm(task))
+    result = co.run(tmp_path / "run")
+    events = _events_of(tmp_path / "run")
+    gens = [e for e in events if e["type"] == "generation"]
+    assert any(e["best_components"]["action_count"] == 1.0 for e in gens), "no takeover"
+    assert any(e["type"] == "alert" for e in events), "the monitor flagged nothing"
+    assert gens[-1]["harness"]["weights"].get("action_count", 0) < 0.8 * 0.5
+    assert "hack" not in result.best.render().lower() and "always give" not in result.best.render()

@@ -93,6 +93,7 @@ class CoEvolution(Wiring, Generation, Validation, OuterStep, Telemetry, State, O
                 self.epoch = self._generation(self.inner, batch, self.harness, self.epoch)
                 self._emit_generation(self.inner, batch)
                 self._watch_generation()
+                self._validate_generation(batch)
                 self.checkpoint()
                 g = self.inner.generation
                 if g % self.cfg.outer.every == 0 and g < self.cfg.inner.generations:
@@ -175,6 +176,7 @@ class CoEvolution(Wiring, Generation, Validation, OuterStep, Telemetry, State, O
         self.initial = initial_best
         self.meta.baseline = initial_best[0]
         self.hopt.observe(self.meta.score(self.meta.vector(best.id, first, div)))
+        self._anchor_best(batch)
         self.checkpoint()
 
     def _warm_start(self, source: str) -> None:

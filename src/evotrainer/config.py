@@ -146,6 +146,15 @@ class InnerConfig(_Strict):
     race_margin: float = Field(
         0.0, ge=0, description="racing slack: promote a child within this much of the cut-off"
     )
+    anchor_share: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="parent choice: with this probability a parent is the anchor (the best "
+        "validated policy, kept in the population), else a tournament on training fitness; "
+        "so the search also explores around what the real validation data prefers (0 = "
+        "training fitness only)",
+    )
     reflect_examples: int = Field(3, ge=1, description="worst examples shown to reflection")
     seed_prompts: list[str] | None = Field(
         None, description="your own seed policies; None = the task's seeds (A, B, C)"
@@ -296,6 +305,13 @@ class ValidationConfig(_Strict):
     )
     race_margin: float = Field(
         0.03, ge=0, description="racing slack on the paired s_val difference"
+    )
+    each_generation: int = Field(
+        2,
+        ge=0,
+        description="after every inner generation, validate (racing against the best so far) "
+        "the N fittest population members not validated yet, so the archive the run returns "
+        "from sees more than the outer steps' few candidates (0 = only at outer steps)",
     )
     synthetic_size: int = Field(8, ge=1, description="size of the synthetic fallback set")
     validate_seeds: bool = Field(

@@ -106,6 +106,9 @@ class OuterStep:
         decision = self.hopt.tell(scores, choice, why)
         self.trial_generations += self.cfg.outer.trial_generations * len(variants)
         self.inner, batch, self.epoch = trials[decision.index]
+        for opt, _, _ in trials:  # never propose again what a sibling trial already tried
+            self.inner.seen |= opt.seen  # (and a resumed run, whose memory lacks their
+            # rollouts, proposes exactly what the uninterrupted run proposes)
         if self.monitor:
             train = self.inner.fitness[self.inner.best().id].fitness
             self._alerts(self.monitor.observe_validation(self.outer_step, current.s_val, train))

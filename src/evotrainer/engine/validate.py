@@ -9,7 +9,7 @@ from evotrainer.harness.genome import HarnessGenome
 from evotrainer.policy.archive import ArchiveEntry
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.run import events as ev
-from evotrainer.types import ValidationResult
+from evotrainer.types import Instance, ValidationResult
 
 
 class Validation:
@@ -52,6 +52,44 @@ class Validation:
                 llm_calls=self.budget.snapshot()["llm_calls"],  # spent when this s_val was known
             )
         return results
+
+    def _validate_generation(self, batch: list[Instance]) -> None:
+        """After an inner generation: race the ``validation.each_generation`` fittest
+        population members not validated yet against the best so far, archive the ones that
+        ran the whole selection part, and make the best validated policy the GA's anchor."""
+        k = self.cfg.validation.each_generation
+        todo = [
+            p for p in self.inner.ranked(self.inner.population) if p.id not in self.validator.memo
+        ]
+        todo = [p for p in todo if p.id not in self.judge.rejected][:k]
+        if todo:
+            results = self.validate(todo, "generation", race=True)
+            div = self.meta.population_diversity(self.inner, batch)
+            for p in todo:
+                self._archive(p, self.harness, results[p.id], div)
+        self._anchor_best(batch)
+
+    def _anchor_best(self, batch: list[Instance]) -> None:
+        """Protect the best validated policy in the population (it survives like an elite and
+        is the parent of ``inner.anchor_share`` of the children): the GA explores around what
+        the real validation data prefers, not only around what the training reward prefers."""
+        best = self.hopt.archive.best()
+        if (
+            self.cfg.inner.anchor_share <= 0
+            or best is None
+            or best.policy.id == self.inner.protected
+        ):
+            return
+        fit = self.fitness_of([best.policy], batch, self.harness)  # memoised when scored there
+        self.inner.inject(best.policy, fit[best.policy.id], protect=True)
+        self.emit(
+            ev.REINJECT,
+            policy=best.policy.id,
+            s_val=best.s_val,
+            from_s_val=None,
+            outer_step=self.outer_step,
+            reason="anchor",
+        )
 
     def _archive(
         self,

@@ -131,6 +131,12 @@ class PolicyOptimizer:
     def best(self) -> PolicyGenome:
         return self.ranked(self.population)[0]
 
+    def anchor(self) -> PolicyGenome | None:
+        """The protected policy (the best validated one) when it is in the population."""
+        if self.protected is None or self.cfg.anchor_share <= 0:
+            return None
+        return next((p for p in self.population if p.id == self.protected), None)
+
     def shrink_to_elites(self) -> None:
         """Keep only the elites (before a new batch: only they would survive anyway)."""
         self.population = self.ranked(self._survivors())
@@ -165,9 +171,15 @@ class PolicyOptimizer:
         return twin
 
     # -- variation ------------------------------------------------------------------------
-    def _tournament(self, rng: random.Random | None = None) -> PolicyGenome:
+    def _tournament(self, rng: random.Random | None = None, first: bool = True) -> PolicyGenome:
+        """A parent: the anchor with probability ``anchor_share`` (first parent only, so a
+        crossover never pairs the anchor with itself by it), else a tournament's winner."""
+        rng = rng or self.rng
+        anchor = self.anchor() if first else None
+        if anchor is not None and rng.random() < self.cfg.anchor_share:
+            return anchor
         k = min(self.cfg.tournament_size, len(self.population))
-        contenders = (rng or self.rng).sample(self.population, k)
+        contenders = rng.sample(self.population, k)
         return self.ranked(contenders)[0]
 
     def _stats(self, name: str) -> OperatorStats:
@@ -197,7 +209,7 @@ class PolicyOptimizer:
         for _ in range(n):
             for _attempt in range(MAX_ATTEMPTS_PER_CHILD):
                 op = self._choose()
-                parents = [self._tournament() for _ in range(op.arity)]
+                parents = [self._tournament(first=i == 0) for i in range(op.arity)]
                 stats = self._stats(op.name)
                 stats.tried += 1
                 child = op.apply(parents, ctx)

@@ -46,7 +46,7 @@ class _Slot:
         self.child = None
         while len(self.attempts) < limit:
             op = opt._choose(self.rng, stats)
-            parents = [opt._tournament(self.rng) for _ in range(op.arity)]
+            parents = [opt._tournament(self.rng, first=i == 0) for i in range(op.arity)]
             child = op.apply(parents, self.ctx)
             child = repair_child(child, opt.cfg.max_prompt_chars) if child else None
             ok = child is not None and child.id not in taken and child.id not in opt.seen

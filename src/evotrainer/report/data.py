@@ -154,6 +154,8 @@ class RunData:
             )
             if e.get("role") == "seed":  # the other seed policies, validated at the start
                 trials.append(SValPoint(g, s, pid, k, "seed"))
+            elif e.get("role") == "generation":  # children validated after their generation
+                trials.append(SValPoint(g, s, pid, k, "candidate"))
             elif k not in incumbent_gen:
                 incumbent_gen[k] = g
                 main[g] = SValPoint(g, s, pid, k, "initial" if k == 0 else "outer")

@@ -106,6 +106,7 @@ def s_val_plot(run: RunData, out: Path) -> Path | None:
         for kind, marker, color, label in (
             ("trial", "x", "#6b7280", "harness variant trials (archived)"),
             ("seed", "D", "#0e7490", "other seed policies (archived)"),
+            ("candidate", ".", "#a16207", "children validated after their generation"),
         ):
             pts = [p for p in trials if p.kind == kind]
             if pts:
