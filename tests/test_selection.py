@@ -404,3 +404,60 @@ def test_with_the_anchor_on_the_action_count_hack_is_still_flagged_and_not_retur
     assert any(e["type"] == "alert" for e in events), "the monitor flagged nothing"
     assert gens[-1]["harness"]["weights"].get("action_count", 0) < 0.8 * 0.5
     assert "hack" not in result.best.render().lower() and "always give" not in result.best.render()
+
+
+def test_a_raced_out_child_is_not_validated_again(tmp_path):
+    """Templates give junk on the first selection meetings: template children, the fittest in
+    training, race out there; each is raced once, and later generations validate others."""
+    corpus = write_corpus(tmp_path / "train.jsonl", 10, seed=5)
+    val = write_corpus(tmp_path / "val.jsonl", 8, seed=6)
+    task = RecordingMeetingTask()
+    cfg = _run_config(tmp_path, corpus, val, validation={"each_generation": 2})
+    head = frozenset(i.id for i in CoEvolution(cfg, task=task).validator.instances[:2])
+    co = CoEvolution(cfg, task=task, llm=scripted(task, bad_on=head))
+    co.run(tmp_path / "run")
+    vals = [
+        e
+        for e in _events_of(tmp_path / "run")
+        if e["type"] == "validation" and e["role"] == "generation"
+    ]
+    raced = [e["policy_id"] for e in vals if e["partial"]]
+    assert raced, "no child raced out: the scenario did not happen"
+    assert len(raced) == len(set(raced)) and set(raced) <= co.validator.raced_out
+    assert len({e["policy_id"] for e in vals}) == len(vals), "a policy was validated twice"
+
+
+def test_children_are_ranked_for_validation_by_a_paired_estimate(tmp_path):
+    """A child of a validated ancestor in the population is estimated at that ancestor's s_val
+    plus its training gain over it (paired, same batch); it ranks before members with no such
+    ancestor, whatever their training fitness."""
+    from dataclasses import replace
+
+    from evotrainer.evaluation.evaluator import PolicyFitness
+    from evotrainer.types import ValidationResult
+
+    corpus = write_corpus(tmp_path / "train.jsonl", 10, seed=5)
+    val = write_corpus(tmp_path / "val.jsonl", 8, seed=6)
+    task = RecordingMeetingTask()
+    co = CoEvolution(_run_config(tmp_path, corpus, val), task=task, llm=scripted(task))
+    anchor = PolicyGenome.from_text("The best validated policy.")
+    other = PolicyGenome.from_text("A proxy favourite with no validated ancestor.")
+
+    def child(parent: PolicyGenome, text: str) -> PolicyGenome:
+        c = PolicyGenome.from_text(text)
+        return replace(c, lineage=replace(c.lineage, parents=(parent.id,), operator="keyword"))
+
+    good = child(anchor, "The best validated policy. Be concise.")
+    worse = child(anchor, "The best validated policy. Be verbose.")
+    grandchild = child(good, "The best validated policy. Be concise. Name owners.")
+    fits = [(anchor, 0.2), (other, 0.9), (good, 0.3), (worse, 0.1), (grandchild, 0.25)]
+    for p, f in fits:
+        co.policies[p.id] = p
+        co.inner.fitness[p.id] = PolicyFitness(p.id, f, {}, 4, 0)
+    co.inner.population = [p for p, _ in fits]
+    co.validator.memo[anchor.id] = ValidationResult(0.5, {}, (), 8, "")
+    ranked = sorted([other, good, worse, grandchild], key=co._promise, reverse=True)
+    assert ranked == [good, grandchild, worse, other]
+    assert co._promise(good) == (1, pytest.approx(0.6))  # 0.5 + (0.3 - 0.2)
+    assert co._promise(grandchild) == (1, pytest.approx(0.55))  # through its parent
+    assert co._promise(other) == (0, 0.9)

@@ -3,7 +3,9 @@
 One generation: the current harness draws a batch (real training instances and synthetic ones,
 harness/training_set.py); the inner optimiser asks for candidates; the evaluator runs them
 (instance-major, racing: a child meets a few instances first) and scores every reward
-component; the harness weights turn score vectors into fitness; the optimiser is told. Every
+component; the harness weights turn score vectors into fitness; the optimiser is told; the
+fittest children not validated yet race on the selection part of the validation data and the
+best validated policy becomes the population's anchor (a parent of a share of the children). Every
 ``outer.every`` generations: validate the best policy (s_val, on the selection part of the
 validation data, racing against the best so far), maybe roll back, ask the harness optimiser for
 variants, trial each by a short inner run from a copy of the current population, validate the

@@ -56,6 +56,7 @@ class State:
                 }
                 for pid, r in self.validator.memo.items()
             },
+            "validation_raced_out": sorted(self.validator.raced_out),
         }
 
     def load_state_dict(self, s: dict[str, Any]) -> None:
@@ -89,6 +90,7 @@ class State:
             )
             for pid, r in s["validation_memo"].items()
         }
+        self.validator.raced_out = set(s.get("validation_raced_out", ()))
 
     def checkpoint(self) -> None:
         if self.run_dir is None:

@@ -54,20 +54,46 @@ class Validation:
         return results
 
     def _validate_generation(self, batch: list[Instance]) -> None:
-        """After an inner generation: race the ``validation.each_generation`` fittest
+        """After an inner generation: race the ``validation.each_generation`` most promising
         population members not validated yet against the best so far, archive the ones that
         ran the whole selection part, and make the best validated policy the GA's anchor."""
         k = self.cfg.validation.each_generation
+        done = self.judge.rejected.keys() | self.validator.raced_out  # judged already
         todo = [
-            p for p in self.inner.ranked(self.inner.population) if p.id not in self.validator.memo
+            p for p in self.inner.population if p.id not in self.validator.memo and p.id not in done
         ]
-        todo = [p for p in todo if p.id not in self.judge.rejected][:k]
+        todo = sorted(todo, key=self._promise, reverse=True)[:k]
         if todo:
             results = self.validate(todo, "generation", race=True)
             div = self.meta.population_diversity(self.inner, batch)
             for p in todo:
                 self._archive(p, self.harness, results[p.id], div)
         self._anchor_best(batch)
+
+    def _promise(self, policy: PolicyGenome) -> tuple[int, float]:
+        """How promising an unvalidated member is: with a validated ancestor in the population
+        (the anchor, a validated parent), that ancestor's s_val plus the member's paired
+        training gain over it on the same batch, i.e. a paired estimate of its s_val (training
+        fitness compares families poorly on a weak model, a child with its parent better);
+        without one, its training fitness, ranked after every estimate."""
+        fit = self.inner.fitness
+        here = {p.id for p in self.inner.population}
+        memo = self.validator.memo
+        estimates = []
+        seen: set[str] = set()
+        frontier = list(policy.lineage.parents)
+        while frontier:  # nearest validated ancestors present in the population
+            pid = frontier.pop()
+            if pid in seen:
+                continue
+            seen.add(pid)
+            if pid in memo and pid in here:
+                estimates.append(memo[pid].s_val + fit[policy.id].fitness - fit[pid].fitness)
+            elif (anc := self.policies.get(pid)) is not None:
+                frontier += anc.lineage.parents
+        if estimates:
+            return 1, max(estimates)
+        return 0, fit[policy.id].fitness
 
     def _anchor_best(self, batch: list[Instance]) -> None:
         """Protect the best validated policy in the population (it survives like an elite and

@@ -51,6 +51,7 @@ class Validator:
         self.metric = task.validation_metric()
         self.probe = probe  # extra metrics per policy, e.g. robustness on hostile inputs
         self.memo: dict[str, ValidationResult] = {}
+        self.raced_out: set[str] = set()  # ids whose last race stopped early (not in memo)
 
     def validate(self, policies: Sequence[PolicyGenome]) -> dict[str, ValidationResult]:
         todo = [p for p in {p.id: p for p in policies}.values() if p.id not in self.memo]
@@ -89,6 +90,7 @@ class Validator:
             if d >= -margin:
                 promoted.append(p)
             else:
+                self.raced_out.add(p.id)
                 agg = self.metric.aggregate(rows)
                 out[p.id] = ValidationResult(
                     # the paired estimate, floored at 0: an s_val is never negative (a
