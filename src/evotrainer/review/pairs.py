@@ -7,7 +7,7 @@ validation data only (ratings feed selection; the confirmation meetings stay hel
 
 Candidates: the best seed (the human objective's reference), then the archived policies by meta
 score (without the human objective), at most ``MAX_POLICIES``; only policies with minutes on
-every selection meeting. The next pair is the (two policies, meeting) combination with the
+every selection meeting, and none whose minutes equal an earlier candidate's on all of them. The next pair is the (two policies, meeting) combination with the
 fewest ratings so far (ties at random), skipping meetings where both wrote the same text; the
 two sides are shown in random order.
 """
@@ -92,7 +92,14 @@ class ReviewSource:
         )
         order = [state["initial"][0]] if state.get("initial") else []
         order += [str(e["policy"]["id"]) for e in ranked]
-        self.candidates = list(dict.fromkeys(p for p in order if p in complete))[:MAX_POLICIES]
+        # distinct minutes only: many archived variants of one policy write the same text, and
+        # they would fill the candidate list with pairs there is nothing to choose between
+        self.candidates, written = [], set()
+        for pid in dict.fromkeys(p for p in order if p in complete):
+            text = tuple(str(rows[pid][m].get("output") or "").strip() for m in self.selection)
+            if text not in written and len(self.candidates) < MAX_POLICIES:
+                written.add(text)
+                self.candidates.append(pid)
         self.rows = rows
         self._stamp = stamp
 
