@@ -44,8 +44,10 @@ def _events(path):
     return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
 
 
-def test_hacking_is_flagged_and_the_harness_recovers(tmp_path):
-    cfg = config_from_dict(
+def hack_config(tmp_path, **inner):
+    """The action_count hack scenario: honest seeds, drifting mutations, a reward that leans on
+    the action-item count (R3); ``inner`` overrides the inner loop's settings."""
+    return config_from_dict(
         {
             "seed": 3,
             "cache": {"path": str(tmp_path / "c.sqlite")},
@@ -56,9 +58,7 @@ def test_hacking_is_flagged_and_the_harness_recovers(tmp_path):
                 "tasks_per_generation": 4,
                 "generations": 24,
                 "seed_prompts": HONEST_SEEDS,
-                # the scenario is the hack taking over training unimpeded (the anchor, the best
-                # validated policy parenting half the children, would change its course)
-                "anchor_share": 0.0,
+                **inner,
             },
             "outer": {"every": 3, "variants": 3},
             "harness": {
@@ -69,6 +69,12 @@ def test_hacking_is_flagged_and_the_harness_recovers(tmp_path):
             "defences": {"monitor_window": 2},
         }
     )
+
+
+def test_hacking_is_flagged_and_the_harness_recovers(tmp_path):
+    # the scenario is the hack taking over training unimpeded (the anchor, the best validated
+    # policy parenting half the children, would change its course: the next test)
+    cfg = hack_config(tmp_path, anchor_share=0.0)
     task = RecordingMeetingTask()
     co = CoEvolution(cfg, task=task, llm=drifting_llm(task))
     co.run(tmp_path / "run")
@@ -179,3 +185,17 @@ def test_monitor_window_restarts_when_weights_change():
     m.observe_generation(1, 0.6, {"a": 0.6, "b": 0.6}, w2)  # new reward: history restarts
     assert m.observe_generation(2, 0.7, {"a": 1.0, "b": 0.3}, w2) == []
     assert m.observe_generation(3, 0.7, {"a": 1.0, "b": 0.3}, w2)[0].kind == "component_saturated"
+
+
+def test_with_the_anchor_on_the_action_count_hack_is_still_flagged_and_not_returned(tmp_path):
+    cfg = hack_config(tmp_path)  # anchor_share and each_generation at their defaults
+    assert cfg.inner.anchor_share > 0 and cfg.validation.each_generation > 0
+    task = RecordingMeetingTask()
+    co = CoEvolution(cfg, task=task, llm=drifting_llm(task))
+    result = co.run(tmp_path / "run")
+    events = _events(tmp_path / "run" / "events.jsonl")
+    gens = [e for e in events if e["type"] == "generation"]
+    assert any(e["best_components"]["action_count"] == 1.0 for e in gens), "no takeover"
+    assert any(e["type"] == "alert" for e in events), "the monitor flagged nothing"
+    assert gens[-1]["harness"]["weights"].get("action_count", 0) < 0.8 * 0.5
+    assert "hack" not in result.best.render().lower() and "always give" not in result.best.render()

@@ -370,42 +370,6 @@ def test_children_are_validated_after_every_generation_and_the_best_anchors(tmp_
     assert "template" in result.best.components
 
 
-def test_with_the_anchor_on_the_action_count_hack_is_still_flagged_and_not_returned(tmp_path):
-    from tests.test_defences import HONEST_SEEDS, drifting_llm
-
-    cfg = config_from_dict(
-        {
-            "seed": 3,
-            "cache": {"path": str(tmp_path / "c.sqlite")},
-            "report": False,
-            "inner": {
-                "population": 6,
-                "elites": 3,
-                "tasks_per_generation": 4,
-                "generations": 24,
-                "seed_prompts": HONEST_SEEDS,
-            },  # anchor_share and each_generation at their defaults
-            "outer": {"every": 3, "variants": 3},
-            "harness": {
-                "weights": {"completeness": 0.1, "format": 0.1, "action_count": 0.8},
-                "real_data": None,
-            },
-            "validation": {"data": None, "synthetic_size": 6},
-            "defences": {"monitor_window": 2},
-        }
-    )
-    assert cfg.inner.anchor_share > 0 and cfg.validation.each_generation > 0
-    task = RecordingMeetingTask()
-    co = CoEvolution(cfg, task=task, llm=drifting_llm(task))
-    result = co.run(tmp_path / "run")
-    events = _events_of(tmp_path / "run")
-    gens = [e for e in events if e["type"] == "generation"]
-    assert any(e["best_components"]["action_count"] == 1.0 for e in gens), "no takeover"
-    assert any(e["type"] == "alert" for e in events), "the monitor flagged nothing"
-    assert gens[-1]["harness"]["weights"].get("action_count", 0) < 0.8 * 0.5
-    assert "hack" not in result.best.render().lower() and "always give" not in result.best.render()
-
-
 def test_a_raced_out_child_is_not_validated_again(tmp_path):
     """Templates give junk on the first selection meetings: template children, the fittest in
     training, race out there; each is raced once, and later generations validate others."""

@@ -145,15 +145,7 @@ class OuterStep:
             or best.policy.id == self.inner.protected
         ):
             return
-        fit = self.fitness_of([best.policy], batch, self.harness)
-        self.inner.inject(best.policy, fit[best.policy.id], protect=True)
-        self.emit(
-            ev.REINJECT,
-            policy=best.policy.id,
-            s_val=best.s_val,
-            from_s_val=s_val,
-            outer_step=self.outer_step,
-        )
+        self._protect(best, batch, from_s_val=s_val)
 
     def _monitor_step(self) -> None:
         """Harness fixed (outer loop off): still validate the best policy every ``outer.every``

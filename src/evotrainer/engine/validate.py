@@ -106,15 +106,19 @@ class Validation:
             or best.policy.id == self.inner.protected
         ):
             return
-        fit = self.fitness_of([best.policy], batch, self.harness)  # memoised when scored there
-        self.inner.inject(best.policy, fit[best.policy.id], protect=True)
+        self._protect(best, batch, from_s_val=None, reason="anchor")
+
+    def _protect(self, entry: ArchiveEntry, batch: list[Instance], **event: object) -> None:
+        """Put an archived policy into the population as the protected elite (scored on
+        ``batch``, memoised when it was scored there) and say so (a ``reinject`` event)."""
+        fit = self.fitness_of([entry.policy], batch, self.harness)
+        self.inner.inject(entry.policy, fit[entry.policy.id], protect=True)
         self.emit(
             ev.REINJECT,
-            policy=best.policy.id,
-            s_val=best.s_val,
-            from_s_val=None,
+            policy=entry.policy.id,
+            s_val=entry.s_val,
             outer_step=self.outer_step,
-            reason="anchor",
+            **event,
         )
 
     def _archive(

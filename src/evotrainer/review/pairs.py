@@ -7,9 +7,10 @@ validation data only (ratings feed selection; the confirmation meetings stay hel
 
 Candidates: the best seed (the human objective's reference), then the archived policies by meta
 score (without the human objective), at most ``MAX_POLICIES``; only policies with minutes on
-every selection meeting, and none whose minutes equal an earlier candidate's on all of them. The next pair is the (two policies, meeting) combination with the
-fewest ratings so far (ties at random), skipping meetings where both wrote the same text; the
-two sides are shown in random order.
+every selection meeting, and none whose minutes equal an earlier candidate's on all of them.
+The next pair is the (two policies, meeting) combination with the fewest ratings so far (ties
+at random), skipping meetings where both wrote the same text; the two sides are shown in random
+order.
 """
 
 from __future__ import annotations
