@@ -425,3 +425,88 @@ def test_children_are_ranked_for_validation_by_a_paired_estimate(tmp_path):
     assert co._promise(good) == (1, pytest.approx(0.6))  # 0.5 + (0.3 - 0.2)
     assert co._promise(grandchild) == (1, pytest.approx(0.55))  # through its parent
     assert co._promise(other) == (0, 0.9)
+
+
+def test_the_anchors_structural_neighbours_are_its_first_children():
+    """inner.neighbours: when a policy becomes the anchor, its one-step structural neighbours
+    (each library template swapped in, each seed phrase added) are the anchor's share of the
+    next children, one by one, never twice; they survive a checkpoint (a harness trial's copy
+    of the optimiser has none: the queue is the main line's)."""
+    from evotrainer.config import InnerConfig
+    from evotrainer.evaluation.evaluator import PolicyFitness
+    from evotrainer.loops.inner import OperatorResources, PolicyOptimizer
+    from evotrainer.tasks.meetings.structure import TEMPLATES
+    from evotrainer.tasks.meetings.style import VOCABULARY
+
+    seeds = [PolicyGenome.from_text(f"Write minutes, variant number {i}.") for i in range(6)]
+    anchor = PolicyGenome.from_text("Write the minutes of the meeting.")
+
+    def optimizer(neighbours: bool) -> PolicyOptimizer:
+        cfg = InnerConfig(population=6, elites=2, anchor_share=0.5, neighbours=neighbours)
+        opt = PolicyOptimizer(cfg, seeds, random.Random(0))
+        opt.resources = OperatorResources(templates=TEMPLATES, vocabulary=VOCABULARY)
+        opt.ask()
+        opt.tell({p.id: PolicyFitness(p.id, 0.5 + i / 10, {}, 1, 0) for i, p in enumerate(seeds)})
+        opt.inject(anchor, PolicyFitness(anchor.id, 0.0, {}, 1, 0), protect=True)
+        opt.explore_neighbours(anchor)
+        return opt
+
+    opt = optimizer(True)
+    n_moves = len(opt.moves)
+    assert n_moves == len(TEMPLATES) + len(VOCABULARY.seed_phrases)
+    assert [k for k, _ in opt.moves[:4]] == ["template", "keyword", "template", "keyword"]
+    twin = opt.clone(random.Random(1))
+    assert not twin.moves, "a trial's copy makes children by the operators only"
+    restored = PolicyOptimizer(opt.cfg, seeds, random.Random(2))
+    restored.load_state_dict(json.loads(json.dumps(opt.state_dict())))
+    assert restored.moves == opt.moves
+    made: list[PolicyGenome] = []
+    while opt.moves:
+        left = len(opt.moves)
+        children = opt.ask()  # 4 children: 2 neighbours, 2 from the operators
+        first = [c for c in children if c.lineage.note.startswith("neighbour:")]
+        assert children[: len(first)] == first and len(first) == min(2, left)
+        assert len(children) == 4
+        made += first
+        opt.tell({c.id: PolicyFitness(c.id, 0.1, {}, 1, 0) for c in children})
+    assert len({c.id for c in made}) == len(made) >= n_moves - 2  # one an operator made first
+    assert all(c.lineage.parents == (anchor.id,) for c in made)
+    for t in TEMPLATES:  # every template neighbour was tried (made here, or seen before)
+        assert PolicyGenome({**anchor.components, "template": t}).id in opt.seen
+    added = [c.system for c in made if c.lineage.operator == "keyword"]
+    assert all(s.startswith(anchor.system) and s != anchor.system for s in added)
+    assert not optimizer(False).moves
+    later = opt.ask()  # the queue is spent: every child comes from the operators again
+    assert not any(c.lineage.note.startswith("neighbour:") for c in later)
+
+
+def test_an_outer_step_the_budget_cannot_pay_for_is_skipped(tmp_path):
+    """outer.skip_unaffordable: with too few calls left for an outer step's trials and their
+    validation, the step is skipped (the best policy is still validated) and the inner loop
+    goes on; without the rule the step starts and the budget runs out inside it."""
+    corpus = write_corpus(tmp_path / "train.jsonl", 10, seed=5)
+    val = write_corpus(tmp_path / "val.jsonl", 8, seed=6)
+    task = RecordingMeetingTask()
+
+    def run(skip: bool, name: str) -> tuple[list[dict], dict]:
+        cfg = _run_config(
+            tmp_path,
+            corpus,
+            val,
+            budget={"max_calls": 140},
+            outer={"skip_unaffordable": skip},
+            cache={"path": str(tmp_path / f"{name}.sqlite")},
+        )
+        result = CoEvolution(cfg, task=task, llm=scripted(task)).run(tmp_path / name)
+        return _events_of(tmp_path / name), result.summary
+
+    events, summary = run(True, "skip")
+    kinds = [e["type"] for e in events]
+    skipped = [e for e in events if e["type"] == "outer_step_skipped"]
+    assert skipped and "trial_started" not in kinds
+    assert all(e["estimate"] > e["calls_left"] for e in skipped)
+    assert summary["outer_steps"] == len(skipped)  # each one a validation of the best
+    assert summary["generations"] > 3, "the inner loop went on after the skipped step"
+    events, _ = run(False, "noskip")
+    assert "trial_started" in {e["type"] for e in events}
+    assert "outer_step_skipped" not in {e["type"] for e in events}

@@ -86,7 +86,7 @@ class CoEvolution(Wiring, Generation, Validation, OuterStep, Telemetry, State, O
                 and self.outer_step < g // every
             ):
                 # resumed from the checkpoint written before this generation's outer step
-                if self.cfg.outer.enabled:
+                if self.cfg.outer.enabled and self._outer_affordable():
                     batch = self._outer_step(batch)
                 else:
                     self._monitor_step()
@@ -99,7 +99,7 @@ class CoEvolution(Wiring, Generation, Validation, OuterStep, Telemetry, State, O
                 self.checkpoint()
                 g = self.inner.generation
                 if g % self.cfg.outer.every == 0 and g < self.cfg.inner.generations:
-                    if self.cfg.outer.enabled:
+                    if self.cfg.outer.enabled and self._outer_affordable():
                         batch = self._outer_step(batch)
                     else:
                         self._monitor_step()

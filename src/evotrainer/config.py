@@ -155,6 +155,13 @@ class InnerConfig(_Strict):
         "so the search also explores around what the real validation data prefers (0 = "
         "training fitness only)",
     )
+    neighbours: bool = Field(
+        True,
+        description="when a policy becomes the anchor, its structural neighbours (each library "
+        "output template swapped in, each of the task's seed phrases added) are made one by one "
+        "as the anchor's share of the next generations' children, before any random operator: "
+        "the search tries every one-step structural change of the best validated policy",
+    )
     reflect_examples: int = Field(3, ge=1, description="worst examples shown to reflection")
     seed_prompts: list[str] | None = Field(
         None, description="your own seed policies; None = the task's seeds (A, B, C)"
@@ -182,6 +189,13 @@ class OuterConfig(_Strict):
         True, description="also trial the unchanged harness, so change must earn its place"
     )
     trial_generations: int = Field(1, ge=1, description="inner generations per variant trial")
+    skip_unaffordable: bool = Field(
+        True,
+        description="with budget.max_calls: when the calls left cannot pay for an outer step's "
+        "trials and their validation (an upper estimate), skip it (the best policy is still "
+        "validated) and spend the rest on the inner loop, instead of stopping mid-step with "
+        "nothing decided",
+    )
     optimizer: Literal["gaussian", "cma"] = Field(
         "gaussian", description="weight perturbation: smoothed Gaussian step or CMA-ES"
     )

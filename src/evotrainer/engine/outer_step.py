@@ -89,6 +89,10 @@ class OuterStep:
             )
             return opt, tb, epoch
 
+        # Trials make children by the operators only: with one neighbour queue they would all
+        # make the same children, and sibling trials would read each other's rollouts of them
+        # (a race under concurrency). The queue goes on with the winning trial.
+        moves = list(self.inner.moves)
         # concurrently when the backend serves parallel requests (same results either way)
         width = len(variants) if parallel_requests_of(self.stack.client) > 1 else 1
         trials = ThreadRunner(width).map(lambda x: trial(*x), list(enumerate(variants)))
@@ -106,6 +110,7 @@ class OuterStep:
         decision = self.hopt.tell(scores, choice, why)
         self.trial_generations += self.cfg.outer.trial_generations * len(variants)
         self.inner, batch, self.epoch = trials[decision.index]
+        self.inner.moves = moves
         for opt, _, _ in trials:  # never propose again what a sibling trial already tried
             self.inner.seen |= opt.seen  # (and a resumed run, whose memory lacks their
             # rollouts, proposes exactly what the uninterrupted run proposes)
@@ -132,6 +137,37 @@ class OuterStep:
         )
         self._emit_generation(self.inner, batch)
         return batch
+
+    def _outer_affordable(self) -> bool:
+        """Whether the calls left (``budget.max_calls``, less the reserve) pay for an outer
+        step (``outer.skip_unaffordable``); when not, say so (``outer_step_skipped``). An outer
+        step that runs out of budget mid-way decides nothing and leaves no calls for the inner
+        loop: skipped, the best policy is validated and the inner loop goes on."""
+        left = self.budget.calls_left()
+        cost = self._outer_cost()
+        if not self.cfg.outer.skip_unaffordable or left is None or cost <= left:
+            return True
+        self.emit(
+            ev.OUTER_STEP_SKIPPED,
+            generation=self.inner.generation,
+            calls_left=left,
+            estimate=cost,
+            message=f"outer step skipped at generation {self.inner.generation}: it may cost "
+            f"{cost} LLM calls (trials and their validation), {left} are left before the final "
+            "validation; the inner loop goes on",
+        )
+        return False
+
+    def _outer_cost(self) -> int:
+        """An upper estimate of one outer step's calls: each trial re-scores the elites on its
+        batch and runs ``trial_generations`` generations of children (no racing cut, no
+        operator calls), then each trial's best and the incumbent meet the selection part."""
+        inner, outer = self.cfg.inner, self.cfg.outer
+        trials = outer.variants + int(outer.include_incumbent)
+        children = outer.trial_generations * (inner.population - inner.elites)
+        per_trial = (inner.elites + children) * inner.tasks_per_generation
+        n_val = len(self.validator.instances)
+        return trials * (per_trial + n_val) + n_val
 
     def _reinject_best(self, batch: list[Instance], s_val: float) -> None:
         """When the inner loop's best validates clearly below the best validated policy, put

@@ -113,6 +113,8 @@ class Validation:
         ``batch``, memoised when it was scored there) and say so (a ``reinject`` event)."""
         fit = self.fitness_of([entry.policy], batch, self.harness)
         self.inner.inject(entry.policy, fit[entry.policy.id], protect=True)
+        if self.cfg.inner.anchor_share > 0:  # the new anchor: try its structural neighbours
+            self.inner.explore_neighbours(entry.policy)
         self.emit(
             ev.REINJECT,
             policy=entry.policy.id,

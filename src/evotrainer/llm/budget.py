@@ -112,6 +112,13 @@ class Budget:
                 "budget.max_tokens to continue."
             )
 
+    def calls_left(self) -> int | None:
+        """Backend calls that may still start before the held-back reserve (None: no cap)."""
+        if self.max_calls is None:
+            return None
+        with self._lock:
+            return max(0, self.max_calls - self.reserve - self.backend_calls - self.in_flight)
+
     def release_reserve(self) -> None:
         """Make the held-back calls spendable (for the final validation)."""
         self.reserve = 0

@@ -21,6 +21,7 @@ import copy
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import zip_longest
 from typing import Any
 
 from evotrainer.config import InnerConfig
@@ -28,7 +29,8 @@ from evotrainer.evaluation.evaluator import PolicyFitness
 from evotrainer.llm.base import LLMClient, SamplingParams
 from evotrainer.loops.rng import rng_from_state, rng_state
 from evotrainer.operators.bandit import choose_bandit
-from evotrainer.operators.base import OperatorContext
+from evotrainer.operators.base import OperatorContext, make_child, quote
+from evotrainer.operators.keywords import insert_phrase, insertable
 from evotrainer.operators.registry import OPERATORS, choose_operator, default_operator_weights
 from evotrainer.operators.repair import repair_child
 from evotrainer.operators.variations import seed_variations
@@ -81,6 +83,7 @@ class PolicyOptimizer:
     pending: list[PolicyGenome] = field(default_factory=list)
     resources: OperatorResources = field(default_factory=OperatorResources)
     protected: str | None = None  # a re-injected policy that survives like an elite
+    moves: list[tuple[str, str]] = field(default_factory=list)  # the anchor's untried neighbours
     parallel: int = 1  # > 1: the children of a generation are made concurrently (see below)
 
     @property
@@ -167,6 +170,7 @@ class PolicyOptimizer:
         twin.seen = set(self.seen)
         twin.op_stats = {k: copy.copy(v) for k, v in self.op_stats.items()}
         twin.resources = copy.copy(self.resources)
+        twin.moves = []  # the neighbour queue is the main line's (see OuterStep._outer_step)
         twin.pending = []
         return twin
 
@@ -185,7 +189,56 @@ class PolicyOptimizer:
     def _stats(self, name: str) -> OperatorStats:
         return self.op_stats.setdefault(name, OperatorStats())
 
+    def explore_neighbours(self, anchor: PolicyGenome) -> None:
+        """Queue ``anchor``'s one-step structural neighbours (``inner.neighbours``): each library
+        template swapped in and each of the task's seed phrases added, alternating, each kind in
+        a random order. ``_children`` makes them first, as the anchor's share of the children."""
+        if not self.cfg.neighbours:
+            return
+        current = anchor.components.get("template", "").strip()
+        templates = [t for t in self.resources.templates if t.strip() != current]
+        vocab = self.resources.vocabulary
+        phrases = insertable(anchor.system, vocab.seed_phrases or None, vocab)
+        self.rng.shuffle(templates)
+        self.rng.shuffle(phrases)
+        kinds = [[("template", t) for t in templates], [("keyword", p) for p in phrases]]
+        self.moves = [m for pair in zip_longest(*kinds) for m in pair if m is not None]
+
+    def _neighbours(self, n: int, taken: set[str]) -> list[PolicyGenome]:
+        """Up to ``n`` new children from the queued moves, applied to the anchor."""
+        anchor = self.anchor()
+        if anchor is None:
+            return []
+        out: list[PolicyGenome] = []
+        while self.moves and len(out) < n:
+            kind, value = self.moves.pop(0)
+            comps = dict(anchor.components)
+            if kind == "template":
+                comps["template"] = value
+                note = f"neighbour: template {quote(value, 30)}"
+            else:
+                comps["system"], _ = insert_phrase(anchor.system, value, 1.0)
+                note = f"neighbour: +{quote(value, 60)}"
+            child = make_child(
+                [anchor], comps, self.generation + 1, kind, note, self.cfg.max_prompt_chars
+            )
+            child = repair_child(child, self.cfg.max_prompt_chars) if child else None
+            stats = self._stats(kind)
+            stats.tried += 1
+            if child is None or child.id in taken or child.id in self.seen:
+                stats.rejected += 1
+                continue
+            stats.produced += 1
+            taken.add(child.id)
+            out.append(child)
+        return out
+
     def _children(self, n: int) -> list[PolicyGenome]:
+        taken = {p.id for p in self.population}
+        first = self._neighbours(round(n * self.cfg.anchor_share), taken) if self.moves else []
+        return first + self._operator_children(n - len(first), taken)
+
+    def _operator_children(self, n: int, taken: set[str]) -> list[PolicyGenome]:
         ctx = OperatorContext(
             rng=self.rng,
             generation=self.generation + 1,
@@ -203,8 +256,7 @@ class PolicyOptimizer:
         if self.parallel > 1:  # a backend that serves parallel requests: overlap the LLM calls
             from evotrainer.loops.parallel_children import children_in_parallel
 
-            return children_in_parallel(self, n, ctx)
-        taken = {p.id for p in self.population}
+            return children_in_parallel(self, n, ctx, taken)
         children: list[PolicyGenome] = []
         for _ in range(n):
             for _attempt in range(MAX_ATTEMPTS_PER_CHILD):
@@ -249,6 +301,7 @@ class PolicyOptimizer:
             "op_stats": {k: v.as_dict() for k, v in self.op_stats.items()},
             "rng": rng_state(self.rng),
             "protected": self.protected,
+            "moves": [list(m) for m in self.moves],
         }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
@@ -259,6 +312,7 @@ class PolicyOptimizer:
         self.op_stats = {k: OperatorStats(**v) for k, v in state["op_stats"].items()}
         self.rng = rng_from_state(state["rng"])
         self.protected = state.get("protected")
+        self.moves = [(str(k), str(v)) for k, v in state.get("moves", [])]
         self.pending = []
 
 

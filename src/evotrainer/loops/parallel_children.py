@@ -56,19 +56,22 @@ class _Slot:
                 return
 
 
-def children_in_parallel(opt: PolicyOptimizer, n: int, ctx: OperatorContext) -> list[PolicyGenome]:
+def children_in_parallel(
+    opt: PolicyOptimizer, n: int, ctx: OperatorContext, taken: set[str]
+) -> list[PolicyGenome]:
+    """``n`` new children, none in ``taken`` (the population and the generation's neighbour
+    children; the ids of the new ones are added to it)."""
     from evotrainer.loops.inner import MAX_ATTEMPTS_PER_CHILD
 
     seeds = [opt.rng.randrange(2**63) for _ in range(n)]
     snapshot = {k: copy.copy(v) for k, v in opt.op_stats.items()}
-    population = {p.id for p in opt.population}
+    population = set(taken)
     slots = []
     for seed in seeds:
         rng = random.Random(seed)
         slots.append(_Slot(rng, replace(ctx, rng=rng)))
     with ThreadPoolExecutor(max_workers=max(1, min(n, opt.parallel))) as pool:
         list(pool.map(lambda s: s.run(opt, snapshot, population, MAX_ATTEMPTS_PER_CHILD), slots))
-    taken = set(population)
     children: list[PolicyGenome] = []
     for slot in slots:  # merge in slot order; a duplicate of an earlier slot's child retries
         while slot.child is not None and slot.child.id in taken:

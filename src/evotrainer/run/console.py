@@ -66,7 +66,7 @@ class ConsoleProgress:
             self.noun = NOUNS.get(str(task.get("name", "meetings")), "instances")
             m = d["model"]
             p(f"[bold]EvoTrainer[/] model: {_e(m.get('model'))} ({_e(m.get('backend'))})")
-        elif event.type in (ev.VALIDATION_SET, ev.TRAINING_SET, ev.WARNING):
+        elif event.type in (ev.VALIDATION_SET, ev.TRAINING_SET, ev.WARNING, ev.OUTER_STEP_SKIPPED):
             p(("[yellow]warning:[/] " if event.type == ev.WARNING else "") + _e(d["message"]))
         elif event.type == ev.GENERATION:
             b = d["budget"]

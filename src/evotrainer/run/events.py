@@ -33,6 +33,7 @@ TRIAL_STARTED = "trial_started"  # a harness variant's short trial run starts
 TRIAL_FINISHED = "trial_finished"
 HUMAN_FEEDBACK = "human_feedback"  # new ratings read (review), human model refitted
 OUTER_STEP = "outer_step"  # harness variants trialled and a decision taken
+OUTER_STEP_SKIPPED = "outer_step_skipped"  # the calls left cannot pay for an outer step
 ROLLBACK = "rollback"
 REINJECT = "reinject"  # the best validated policy put back into the population
 ALERT = "alert"  # the proxy-gap monitor suspects reward hacking, or oscillation
