@@ -138,6 +138,29 @@ def test_empty_reference_list_and_no_annotation() -> None:
     assert row["rouge1"] is not None and row["decision_recall"] is not None
 
 
+def test_empty_reference_items_can_be_skipped_instead_of_rewarding_abstention() -> None:
+    """task.empty_reference_items: skip leaves action-item P/R/F1 undefined where the reference
+    lists none (an empty answer no longer scores 1, an invented item no longer 0), so s_val is
+    ROUGE-L there; meetings with items score as before; the task passes it to its metric."""
+    from evotrainer.config import config_from_dict
+    from evotrainer.tasks.registry import build_task
+
+    skip = MinutesMetric(empty_reference="skip")
+    none = ami_like(())
+    for text in ("# Minutes\n- nothing to do", "## Action items\n- Tom: invent work\n"):
+        row = skip.score(none, text, None)
+        assert row["action_item_precision"] is None and row["action_item_f1"] is None
+        assert row["rougeL"] is not None
+    assert skip.score(none, "## Action items\n- Tom: invent work\n", None)["n_action_items"] == 1
+    text = "## Action items\n- Tom: invent work\n"
+    assert skip.score(ami_like(), text, None) == MinutesMetric().score(ami_like(), text, None)
+    with pytest.raises(ValueError):
+        MinutesMetric(empty_reference="zero")
+    cfg = config_from_dict({"task": {"empty_reference_items": "skip"}})
+    assert build_task(cfg.task).validation_metric().empty_reference == "skip"
+    assert build_task(config_from_dict({}).task).validation_metric().empty_reference == "abstain"
+
+
 def test_decision_recall_is_fuzzy() -> None:
     text = "# Minutes\n- Price: the remote sells for 25 euros\n- Design: ergonomic, decided today\n"
     row = MinutesMetric().score(ami_like(), text, None)

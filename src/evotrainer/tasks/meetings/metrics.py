@@ -16,7 +16,8 @@ Row keys (``MinutesMetric.keys``):
   group reference ("the team", "they", "all participants") is matched by a group owner, and an
   owner-less predicted item counts when its task text names the reference owner. None when the
   meeting has no action-item annotation (``has_action_items`` False, e.g. ICSI). Empty reference
-  list: 1.0 for an empty prediction; a non-empty prediction scores precision 0 (recall 1, F1 0).
+  list (``empty_reference``): "abstain" (default) 1.0 for an empty prediction, a non-empty
+  prediction scores precision 0 (recall 1, F1 0); "skip": None, as without annotation.
 - ``decision_recall``: share of reference decisions matched by some decision, topic, bullet,
   table row or sentence of the minutes: >= 60 % of the decision's content words (stemmed, with
   rapidfuzz near-misses) occur in one such line. None when the meeting has no reference decisions.
@@ -128,14 +129,25 @@ def _decision_matched(decision: str, cand_stems: list[frozenset[str]], need: flo
     return False
 
 
+EMPTY_REFERENCE_ITEMS = ("abstain", "skip")  # action-item scores where the reference has none
+
+
 class MinutesMetric:
     """ROUGE, action-item P/R/F1 and decision recall of minutes against human references."""
 
     keys: tuple[str, ...] = KEYS
 
-    def __init__(self, min_task_similarity: float = 0.25, decision_match: float = 0.6) -> None:
+    def __init__(
+        self,
+        min_task_similarity: float = 0.25,
+        decision_match: float = 0.6,
+        empty_reference: str = "abstain",
+    ) -> None:
+        if empty_reference not in EMPTY_REFERENCE_ITEMS:
+            raise ValueError(f"empty_reference must be one of {EMPTY_REFERENCE_ITEMS}")
         self.min_task_similarity = min_task_similarity
         self.decision_match = decision_match
+        self.empty_reference = empty_reference
 
     def score(self, instance: Instance, output: str, parsed: Any) -> dict[str, float | None]:
         row: dict[str, float | None] = dict.fromkeys(self.keys)
@@ -157,7 +169,7 @@ class MinutesMetric:
                 row["rouge1"] = row["rouge2"] = row["rougeL"] = 0.0
 
         truth = reference_action_items(meeting)
-        if truth is not None:
+        if truth is not None and (truth or self.empty_reference == "abstain"):
             pred = list(m.action_items)
             if not truth:
                 p = 1.0 if not pred else 0.0

@@ -28,6 +28,15 @@ class MeetingTaskConfig(TaskConfig):
         0.0, ge=0, le=1, description="share of generated meetings with planted injections/PII"
     )
 
+    empty_reference_items: Literal["abstain", "skip"] = Field(
+        "abstain",
+        description="action-item precision/recall/F1 on a meeting whose reference lists no "
+        "action item: abstain = an answer with no item scores 1, any item 0; skip = undefined "
+        "there, as on a meeting without annotation (s_val is then ROUGE-L there; "
+        "n_action_items still counts what was written). With abstain, on a small model the F1 "
+        "half of s_val mostly rewards writing no items (docs/benchmarks.md)",
+    )
+
     def truncation_note(self) -> str:
         return f"{self.truncation} at {self.max_input_tokens} tokens"
 
@@ -58,6 +67,7 @@ def build(cfg: MeetingTaskConfig) -> Task:
         max_input_tokens=cfg.max_input_tokens,
         truncation=cfg.truncation,
         hostile_share=cfg.hostile_share,
+        empty_reference_items=cfg.empty_reference_items,
     )
 
 

@@ -23,7 +23,7 @@ from evotrainer.tasks.base import (
     ValidationMetric,
 )
 from evotrainer.tasks.meetings.loader import load_instances
-from evotrainer.tasks.meetings.metrics import MinutesMetric
+from evotrainer.tasks.meetings.metrics import EMPTY_REFERENCE_ITEMS, MinutesMetric
 from evotrainer.tasks.meetings.parser import Minutes, parse_minutes
 from evotrainer.tasks.meetings.render import TRUNCATION_POLICIES, render_messages
 from evotrainer.tasks.meetings.rewards import component_registry
@@ -63,6 +63,7 @@ class MeetingTask(BaseTask):
         max_input_tokens: int = 1536,
         truncation: str = "head_tail",
         hostile_share: float = 0.0,
+        empty_reference_items: str = "abstain",
     ) -> None:
         if truncation not in TRUNCATION_POLICIES:
             raise ConfigError(
@@ -72,6 +73,12 @@ class MeetingTask(BaseTask):
             raise ConfigError(f"task.max_input_tokens must be >= 64, got {max_input_tokens}")
         if not 0.0 <= float(hostile_share) <= 1.0:
             raise ConfigError(f"task.hostile_share must be in [0, 1], got {hostile_share}")
+        if empty_reference_items not in EMPTY_REFERENCE_ITEMS:
+            raise ConfigError(
+                f"task.empty_reference_items must be one of {EMPTY_REFERENCE_ITEMS}, "
+                f"got {empty_reference_items!r}"
+            )
+        self.empty_reference_items = empty_reference_items
         self.max_input_tokens = int(max_input_tokens)
         self.truncation = truncation
         self.hostile_share = float(hostile_share)
@@ -79,7 +86,8 @@ class MeetingTask(BaseTask):
     def __repr__(self) -> str:
         return (
             f"MeetingTask(max_input_tokens={self.max_input_tokens}, "
-            f"truncation={self.truncation!r}, hostile_share={self.hostile_share})"
+            f"truncation={self.truncation!r}, hostile_share={self.hostile_share}, "
+            f"empty_reference_items={self.empty_reference_items!r})"
         )
 
     def generator(self) -> TaskGenerator:
@@ -100,7 +108,7 @@ class MeetingTask(BaseTask):
         return component_registry()
 
     def validation_metric(self) -> ValidationMetric:
-        return MinutesMetric()
+        return MinutesMetric(empty_reference=self.empty_reference_items)
 
     def load(self, path: str | Path) -> list[Instance]:
         return load_instances(path)
