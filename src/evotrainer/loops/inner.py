@@ -222,16 +222,24 @@ class PolicyOptimizer:
             child = make_child(
                 [anchor], comps, self.generation + 1, kind, note, self.cfg.max_prompt_chars
             )
-            child = repair_child(child, self.cfg.max_prompt_chars) if child else None
-            stats = self._stats(kind)
-            stats.tried += 1
-            if child is None or child.id in taken or child.id in self.seen:
-                stats.rejected += 1
-                continue
-            stats.produced += 1
-            taken.add(child.id)
-            out.append(child)
+            if (child := self._admit(kind, child, taken)) is not None:
+                out.append(child)
         return out
+
+    def _admit(
+        self, operator: str, child: PolicyGenome | None, taken: set[str]
+    ) -> PolicyGenome | None:
+        """A made child, repaired, if it is new (not in ``taken``, never seen; it joins
+        ``taken``), else None; either way counted in ``operator``'s statistics."""
+        child = repair_child(child, self.cfg.max_prompt_chars) if child else None
+        stats = self._stats(operator)
+        stats.tried += 1
+        if child is None or child.id in taken or child.id in self.seen:
+            stats.rejected += 1
+            return None
+        stats.produced += 1
+        taken.add(child.id)
+        return child
 
     def _children(self, n: int) -> list[PolicyGenome]:
         taken = {p.id for p in self.population}
@@ -262,17 +270,9 @@ class PolicyOptimizer:
             for _attempt in range(MAX_ATTEMPTS_PER_CHILD):
                 op = self._choose()
                 parents = [self._tournament(first=i == 0) for i in range(op.arity)]
-                stats = self._stats(op.name)
-                stats.tried += 1
-                child = op.apply(parents, ctx)
-                child = repair_child(child, self.cfg.max_prompt_chars) if child else None
-                if child is None or child.id in taken or child.id in self.seen:
-                    stats.rejected += 1
-                    continue
-                stats.produced += 1
-                taken.add(child.id)
-                children.append(child)
-                break
+                if (child := self._admit(op.name, op.apply(parents, ctx), taken)) is not None:
+                    children.append(child)
+                    break
         return children
 
     def _choose(self, rng: random.Random | None = None, stats: Mapping[str, Any] | None = None):
