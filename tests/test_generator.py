@@ -75,6 +75,15 @@ def test_ids_come_from_the_rng():
     assert GEN.meeting(0.3, random.Random(3), kind="status", id="fixed").id == "fixed"
 
 
+def test_one_stream_at_two_difficulties_gives_two_ids():
+    """Sibling harness trials draw their batches from one seed at their own difficulty: two
+    different meetings under one id would share one (policy, instance) record in the store."""
+    a = GEN.meeting(0.30, random.Random(3), kind="status")
+    b = GEN.meeting(0.35, random.Random(3), kind="status")
+    assert a.to_json() != b.to_json() and a.id != b.id
+    assert GEN.meeting(0.30, random.Random(3), kind="status").id == a.id
+
+
 # --------------------------------------------------------------------------------- variety
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -139,6 +140,19 @@ def test_racing_stops_a_hopeless_child_early_and_keeps_a_promising_one():
     # racing off: everyone meets everything
     _, plain = _judge(task, llm, race_first=0)
     assert plain([bad], batch, h, 0, incumbents=elites, survivors=2)[bad.id].n == 6
+
+
+def test_two_instances_under_one_id_are_refused():
+    """The evaluator's store is keyed by (policy id, instance id): a second, different instance
+    under a known id would make the score depend on which one came first."""
+    task = RecordingMeetingTask()
+    ev, _ = _judge(task, scripted(task), race_first=0)
+    a, b = task.generator().sample(2, 0.2, random.Random(0))
+    p = PolicyGenome({"system": GOOD})
+    ev.evaluate([p], [a])
+    ev.evaluate([p], [replace(a, payload=a.payload)])  # the same content again: fine
+    with pytest.raises(ValueError, match=f"share the id '{a.id}'"):
+        ev.evaluate([p], [replace(b, id=a.id)])
 
 
 def test_validator_race_gives_partial_estimates():

@@ -156,7 +156,12 @@ class Evaluator:
             for p in unique.values()
             if (p.id, inst.id) not in self.store
         ]
-        self.instances.update((inst.id, inst) for inst in instances)
+        for inst in instances:
+            known = self.instances.setdefault(inst.id, inst)
+            if known is not inst and known.payload != inst.payload:
+                # the store is keyed by (policy id, instance id): two contents under one id
+                # would make a score depend on which was evaluated first
+                raise ValueError(f"two different instances share the id {inst.id!r}")
         dispatch.run(self, jobs)
         return {(p.id, i.id): self.store[(p.id, i.id)] for p in unique.values() for i in instances}
 

@@ -24,6 +24,7 @@ the same meetings. Phrasing lives in ``dialogue.py``, words and domains in ``voc
 
 from __future__ import annotations
 
+import hashlib
 import math
 import random
 import string
@@ -279,8 +280,12 @@ class MeetingGenerator:
             kind = rng.choice(self.kinds)
         elif kind not in self.kinds:
             raise ConfigError(f"unknown meeting kind {kind!r}; known: {self.kinds}")
-        if id is None:
-            id = f"syn-{kind}-{rng.getrandbits(48):012x}"
+        if id is None:  # the content is fixed by the stream's state (its next bits), L, kind
+            # and hostile: the id names all four, so one stream at two difficulties (sibling
+            # harness trials draw the same batch seed) never gives two meetings one id
+            bits = rng.getrandbits(48)
+            key = f"{bits:012x}|{L!r}|{hostile}".encode()
+            id = f"syn-{kind}-{hashlib.sha1(key).hexdigest()[:12]}"
         return _compose(L, rng, kind, hostile, id)
 
 
