@@ -307,11 +307,28 @@ def engine_settings(args: argparse.Namespace, prof: dict[str, Any], bench: Q.Ben
     return _plain({"profile": keys, "config": config})
 
 
-def _diff(a: Any, b: Any, path: str = "") -> list[str]:
+ABSENT = "<absent>"
+
+
+def engine_defaults() -> dict[str, Any]:
+    """The engine config with every option at its default (what an option added after a cell
+    ran stands at when the cell's behaviour is kept)."""
+    from evotrainer.config import config_from_dict
+
+    return _plain(config_from_dict({}).model_dump(mode="json"))
+
+
+def _diff(a: Any, b: Any, path: str = "", defaults: Any = None) -> list[str]:
+    """Differences between recorded settings ``a`` and current ones ``b``. With ``defaults``
+    (the engine config's defaults, same shape): a field the recording lacks that now holds its
+    default is no difference (an option added since, at its default, keeps the old behaviour)."""
     if isinstance(a, dict) and isinstance(b, dict):
         out = []
         for k in sorted(set(a) | set(b)):
-            out += _diff(a.get(k, "<absent>"), b.get(k, "<absent>"), f"{path}.{k}" if path else k)
+            d = defaults.get(k, ABSENT) if isinstance(defaults, dict) else ABSENT
+            if k not in a and d != ABSENT and b.get(k) == d:
+                continue
+            out += _diff(a.get(k, ABSENT), b.get(k, ABSENT), f"{path}.{k}" if path else k, d)
         return out
     if a != b:
         return [f"{path}: {json.dumps(a)[:120]} recorded, {json.dumps(b)[:120]} now"]
@@ -345,7 +362,7 @@ def check_settings(
                 f"({path}):\n  " + "\n  ".join(diffs[:20]) + "\nuse another --results-dir, or "
                 "rerun with the recorded settings"
             )
-        ediffs = _diff(doc.get("engine", {}), engine)
+        ediffs = _diff(doc.get("engine", {}), engine, defaults={"config": engine_defaults()})
         if ediffs:
             done = sorted(
                 c

@@ -357,6 +357,27 @@ def test_standard_refuses_other_settings(tmp_path):
         quality.main(_standard_args(tmp_path, "--cells", "evotrainer:0", "--skip-test"))
 
 
+def test_an_engine_option_added_since_at_its_default_is_no_difference():
+    """Engine cells recorded before an option existed still match when the option now stands
+    at its default (the old behaviour); any other value, or a changed field, is refused."""
+    from benchmarks import standard
+
+    defaults = {"config": standard.engine_defaults()}
+    recorded = {"config": {"task": {"name": "meetings"}}, "profile": {"budget": 300}}
+    now = {"config": {"task": {"name": "meetings", "empty_reference_items": "abstain"}}}
+    now["profile"] = {"budget": 300}
+    assert standard._diff(recorded, now, defaults=defaults) == []
+    now["config"]["task"]["empty_reference_items"] = "skip"
+    assert standard._diff(recorded, now, defaults=defaults) == [
+        'config.task.empty_reference_items: "<absent>" recorded, "skip" now'
+    ]
+    assert standard._diff({"profile": {"budget": 300}}, {"profile": {"budget": 40}}, "", defaults)
+    gone = {"config": {"task": {}}, "profile": {"budget": 300}}  # a recorded field dropped
+    assert standard._diff(recorded, gone, defaults=defaults) == [
+        'config.task.name: "meetings" recorded, "<absent>" now'
+    ]
+
+
 def test_standard_says_which_engine_option_is_missing(tmp_path, monkeypatch):
     class OldValidationConfig:  # an engine without validation.confirm
         model_fields = {"data": None, "limit": None}
