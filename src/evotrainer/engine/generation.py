@@ -46,7 +46,7 @@ class Generation:
             batch,
             harness,
             self.epoch if epoch is None else epoch,
-            incumbents=_complete(race, batch) if race is not None else (),
+            incumbents=race.complete(batch) if race is not None else (),
             survivors=self.cfg.inner.elites,
         )
 
@@ -84,7 +84,7 @@ class Generation:
             (
                 (weighted_reward(rec.vector, harness.weights), rec.rollout.output)
                 for p in opt.population
-                for inst in _scored_on(opt, p, batch)
+                for inst in opt.scored_on(p, batch)
                 if (rec := store.get((p.id, inst.id))) is not None
                 and rec.rollout.error is None
                 and rec.rollout.output
@@ -100,21 +100,3 @@ class Generation:
                 break
         opt.resources.weights = dict(harness.weights)
         opt.resources.examples = (*self.reference_examples, *best)
-
-
-# What one optimiser knows comes from its own fitness records, never from the shared rollout
-# store alone: sibling harness trials run concurrently and fill that store with rollouts of the
-# same policies, so reading it would make a trial depend on how far its siblings had got.
-
-
-def _scored_on(opt: PolicyOptimizer, p: PolicyGenome, batch: Sequence[Instance]):
-    """The part of ``batch`` that ``opt`` scored ``p`` on (racing stops a child after the
-    first ``race_first`` instances)."""
-    fit = opt.fitness.get(p.id)
-    return batch[: fit.n] if fit is not None else ()
-
-
-def _complete(opt: PolicyOptimizer, batch: Sequence[Instance]) -> list[PolicyGenome]:
-    """The members of ``opt``'s population it scored on the whole ``batch`` (the incumbents a
-    new child races against)."""
-    return [p for p in opt.population if len(_scored_on(opt, p, batch)) >= len(batch)]

@@ -44,11 +44,7 @@ class MetaJudge:
         that met the whole batch count (a child raced out after a few instances does not), so
         a resumed run, which re-reads every member's outputs, measures the same."""
         store = self.evaluator.store
-        members = [
-            p
-            for p in opt.population
-            if (f := opt.fitness.get(p.id)) is not None and f.n >= len(batch)
-        ]
+        members = opt.complete(batch)
         outputs = [
             [
                 rec.rollout.output

@@ -37,6 +37,7 @@ from evotrainer.operators.variations import seed_variations
 from evotrainer.operators.vocabulary import GENERAL, InstructionVocabulary
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.tasks.base import FeedbackEdit
+from evotrainer.types import Instance
 
 MAX_ATTEMPTS_PER_CHILD = 6
 
@@ -139,6 +140,20 @@ class PolicyOptimizer:
         if self.protected is None or self.cfg.anchor_share <= 0:
             return None
         return next((p for p in self.population if p.id == self.protected), None)
+
+    # What this optimiser knows comes from its own fitness records, never from the evaluator's
+    # shared rollout store alone: sibling harness trials run concurrently and fill that store
+    # with rollouts of the same policies, so reading it would make a trial depend on how far its
+    # siblings had got (and a resumed run, which re-reads every member, would measure otherwise).
+    def scored_on(self, policy: PolicyGenome, batch: Sequence[Instance]) -> Sequence[Instance]:
+        """The part of ``batch`` this optimiser scored ``policy`` on (racing stops a child after
+        the first ``race_first`` instances)."""
+        fit = self.fitness.get(policy.id)
+        return batch[: fit.n] if fit is not None else ()
+
+    def complete(self, batch: Sequence[Instance]) -> list[PolicyGenome]:
+        """The population members this optimiser scored on the whole ``batch``."""
+        return [p for p in self.population if len(self.scored_on(p, batch)) >= len(batch)]
 
     def shrink_to_elites(self) -> None:
         """Keep only the elites (before a new batch: only they would survive anyway)."""
