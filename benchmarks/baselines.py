@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from evotrainer.errors import BudgetExceeded, LLMError
@@ -54,7 +54,11 @@ class Scorer:
     stack: LLMStack
     sampling: SamplingParams
     weights: Mapping[str, float]
-    metric: MinutesMetric = field(default_factory=MinutesMetric)
+    metric: MinutesMetric | None = None  # default: the task's (its empty-reference rule)
+
+    def __post_init__(self) -> None:
+        if self.metric is None:
+            self.metric = self.task.validation_metric()
 
     def messages(self, instruction: str, inst: Instance) -> list[Message]:
         return self.task.render(instruction, inst)[0]
@@ -92,9 +96,15 @@ def feedback_text(inst: Instance, scored: Scored) -> str:
     r = scored.row
     ref = reference_text(inst.payload)
     items = list(inst.payload.action_items)
+    f1 = r.get("action_item_f1")
+    f1_text = (
+        f"action-item F1 {f1:.3f}"
+        if f1 is not None
+        else "action items not scored: the reference lists none"
+    )
     parts = [
         f"Score {scored.score:.3f} (ROUGE-L {r.get('rougeL') or 0:.3f} against the reference "
-        f"minutes; action-item F1 {r.get('action_item_f1') or 0:.3f}).",
+        f"minutes; {f1_text}).",
         f"The response had {int(r.get('n_action_items') or 0)} action items; the reference has "
         f"{len(items)}" + (f": {'; '.join(items[:3])}." if items else "."),
         f"The reference minutes begin: {ref[:300]!r}",

@@ -258,6 +258,12 @@ ENGINE_KEYS = (
 )
 
 
+# profile keys that say where results go, not what a cell measures
+LOCAL_KEYS = ("results_name",)
+# what a compared setting recorded before it existed stood at (the behaviour then)
+COMPARED_DEFAULTS = {"settings": {"empty_reference_items": "abstain"}}
+
+
 def _plain(obj: Any) -> Any:
     return C.clean_json(json.loads(json.dumps(obj)))
 
@@ -283,7 +289,9 @@ def compared_settings(args: argparse.Namespace, prof: dict[str, Any], bench: Q.B
     return _plain(
         {
             "profile": args.profile,
-            "settings": {k: v for k, v in prof.items() if k not in ENGINE_KEYS},
+            "settings": {
+                k: v for k, v in prof.items() if k not in ENGINE_KEYS and k not in LOCAL_KEYS
+            },
             "model": args.model,
             "s_val_weights": bench.weights,
             "truncation": f"head_tail at {prof['max_input_tokens']} estimated tokens",
@@ -355,7 +363,7 @@ def check_settings(
     }
     if path.is_file():
         doc = json.loads(path.read_text())
-        diffs = _diff(doc["compared"], compared)
+        diffs = _diff(doc["compared"], compared, defaults=COMPARED_DEFAULTS)
         if diffs:
             raise SystemExit(
                 f"refusing to mix results: {results} holds a run with other settings "
@@ -396,14 +404,15 @@ def check_settings(
 
 
 # -- running ------------------------------------------------------------------------------
-def results_dirs(args: argparse.Namespace) -> tuple[Path, Path]:
-    results = Path(args.results_dir) if args.results_dir else C.RESULTS / f"quality-{args.profile}"
+def results_dirs(args: argparse.Namespace, prof: dict[str, Any] | None = None) -> tuple[Path, Path]:
+    name = (prof or {}).get("results_name") or f"quality-{args.profile}"
+    results = Path(args.results_dir) if args.results_dir else C.RESULTS / name
     work = Path(args.work_dir) if args.work_dir else C.WORK / f"quality-{results.name}"
     return results, work
 
 
 def run(args: argparse.Namespace, prof: dict[str, Any]) -> dict[str, Any]:
-    results, work = results_dirs(args)
+    results, work = results_dirs(args, prof)
     args.work_dir = str(work)
     cells = select_cells(all_cells(prof["seeds"]), args.methods, args.cells)
     bench = Q.Bench(args, prof)

@@ -405,6 +405,40 @@ def test_standard_estimate_counts_every_test_meeting(capsys):
 
 
 # -- paired bootstrap ---------------------------------------------------------------------
+def test_a_run_recorded_before_the_empty_reference_rule_reads_as_abstain():
+    """The first standard run predates ``empty_reference_items``: it matches a rerun under
+    "abstain" (its behaviour) and is refused under "skip" (every cell would measure another
+    metric)."""
+    from benchmarks import standard
+
+    recorded = {"settings": {"budget": 300}}
+    same = {"settings": {"budget": 300, "empty_reference_items": "abstain"}}
+    assert standard._diff(recorded, same, defaults=standard.COMPARED_DEFAULTS) == []
+    other = {"settings": {"budget": 300, "empty_reference_items": "skip"}}
+    assert standard._diff(recorded, other, defaults=standard.COMPARED_DEFAULTS) == [
+        'settings.empty_reference_items: "<absent>" recorded, "skip" now'
+    ]
+
+
+def test_every_method_scores_with_the_profiles_empty_reference_rule():
+    """Seeds, random search and the engine (the task), GEPA and EvoPromptGA (the Scorer)
+    follow the profile's ``empty_reference_items`` (the engine gets it as task config)."""
+    from benchmarks.baselines import Scored, Scorer, feedback_text
+
+    from tests.test_metrics import ami_like
+
+    prof = dict(quality.PROFILES["standard"])
+    assert prof["empty_reference_items"] == "skip"
+    none = ami_like(())  # an AMI meeting whose reference lists no action item
+    answer = "## Summary\nThe team met.\n## Action items\n- Tom: invent work\n"
+    scorer = Scorer(quality.make_task(prof), None, None, C.S_VAL_WEIGHTS)  # type: ignore[arg-type]
+    s, row = scorer.score_output(none, answer)
+    assert row["action_item_f1"] is None and s == pytest.approx(row["rougeL"])
+    assert "not scored" in feedback_text(none, Scored(answer, s, row))
+    quick = Scorer(quality.make_task(quality.PROFILES["quick"]), None, None, C.S_VAL_WEIGHTS)  # type: ignore[arg-type]
+    assert quick.score_output(none, answer)[1]["action_item_f1"] == 0.0  # abstain
+
+
 def test_paired_bootstrap_contains_the_true_difference():
     import numpy as np
     from benchmarks import stats
