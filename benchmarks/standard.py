@@ -591,6 +591,7 @@ def test_evaluate(bench: Q.Bench, results: Path, work: Path, args: argparse.Name
                     # (0.5 ROUGE-L + 0.5 action-item F1; ROUGE-L alone where F1 is None)
                     "s_val": combine_s_val(row, bench.weights),
                     **{key: row.get(key) for key in SCORE_KEYS},
+                    "reference_items": reference_items(inst),
                     "error": row.get("error"),
                     "truncated": row.get("truncated"),
                     "output": row.get("output"),
@@ -615,7 +616,39 @@ def test_evaluate(bench: Q.Bench, results: Path, work: Path, args: argparse.Name
     )
 
 
+def reference_items(inst: Any) -> int | None:
+    """How many action items the meeting's reference lists; None without annotation (ICSI)."""
+    meeting = inst.payload
+    if not getattr(meeting, "has_action_items", False):
+        return None
+    return len(meeting.action_items) or len(getattr(meeting, "action_truth", []) or [])
+
+
 # -- aggregation ----------------------------------------------------------------------------
+def items_where_reference_lists_none(
+    scores: dict, meetings: list[tuple[str, str]], pids: list[str]
+) -> dict[str, Any] | None:
+    """On the meetings whose reference lists no action item (where ``skip`` leaves action-item
+    F1 undefined): the items each run's policy wrote there, in total and the meetings with any.
+    None when no such meeting is known (ICSI, or scores recorded before the field)."""
+    empty = [
+        (name, mid)
+        for name, mid in meetings
+        if any(r.get("reference_items") == 0 for r in scores.get(name, {}).get(mid, {}).values())
+    ]
+    if not empty:
+        return None
+    per_run = []
+    for pid in pids:
+        counts = [c for c in _vector(scores, empty, pid, "n_action_items") if c is not None]
+        per_run.append(
+            {"items": int(sum(counts)), "meetings_with_items": sum(c > 0 for c in counts)}
+            if counts
+            else None
+        )
+    return {"meetings": len(empty), "per_run": per_run}
+
+
 def _runs_by_row(
     cells: dict[str, dict[str, Any]], n_seeds: int
 ) -> dict[str, list[tuple[int | None, dict[str, Any]]]]:
@@ -736,6 +769,9 @@ def aggregate(results: Path) -> dict[str, Any]:
                 bvec = _vector(scores, meetings, base_pid, key)
                 t[f"diff_{key}"] = stats.paired_difference(vecs, bvec)
                 t[f"diff_{key}_per_run"] = [stats.paired_difference([v], bvec) for v in vecs]
+            t["items_where_reference_lists_none"] = items_where_reference_lists_none(
+                scores, meetings, pids
+            )
             rec["test"][name] = t
         doc["methods"][row] = rec
     for c, rec in sorted(cells.items()):
@@ -820,6 +856,21 @@ def table(doc: dict[str, Any]) -> str:
             "| Δ ROUGE-L [95% CI] |",
             "|---|---|---|---|---|---|",
         ]
+        empty = next(
+            (
+                rec["test"][name].get("items_where_reference_lists_none")
+                for _, rec in rows
+                if rec["test"][name].get("items_where_reference_lists_none")
+            ),
+            None,
+        )
+        if empty:
+            out[-2] = out[-2].rstrip() + " items written where the reference lists none |"
+            out[-1] += "---|"
+            out[-4] += (
+                f" Items: action items written on the {empty['meetings']} meetings whose "
+                "reference lists none (not in s_val there), per seed: total (meetings with any)."
+            )
         for row, rec in rows:
             t = rec["test"][name]
             k = t["s_val"]["n_scored"]
@@ -828,6 +879,7 @@ def table(doc: dict[str, Any]) -> str:
                 f"| {row} | {_f(t['s_val']['mean'])}{partial} | {_f(t['rougeL']['mean'])} "
                 f"| {_f(t['action_item_f1']['mean'])} | {stats.fmt_ci(t.get('diff_s_val'))} "
                 f"| {stats.fmt_ci(t.get('diff_rougeL'))} |"
+                + (f" {_items(t.get('items_where_reference_lists_none'))} |" if empty else "")
             )
     per_seed = [
         (row, rec)
@@ -865,6 +917,14 @@ def table(doc: dict[str, Any]) -> str:
         for c, conf in doc["confirmation"].items():
             out.append(_confirmation_row(c, conf))
     return "\n".join(out)
+
+
+def _items(rec: dict[str, Any] | None) -> str:
+    if not rec:
+        return "n/a"
+    return ", ".join(
+        "n/a" if r is None else f"{r['items']} ({r['meetings_with_items']})" for r in rec["per_run"]
+    )
 
 
 def _confirmation_row(cell: str, conf: Any) -> str:

@@ -439,6 +439,30 @@ def test_every_method_scores_with_the_profiles_empty_reference_rule():
     assert quick.score_output(none, answer)[1]["action_item_f1"] == 0.0  # abstain
 
 
+def test_items_written_where_the_reference_lists_none_are_counted_beside_s_val():
+    from benchmarks import standard
+
+    def rec(n_items, ref):
+        return {"s_val": 0.1, "n_action_items": n_items, "reference_items": ref}
+
+    scores = {
+        "ami-dev": {
+            "m1": {"pA": rec(2, 0), "pB": rec(0, 0)},
+            "m2": {"pA": rec(1, 3), "pB": rec(4, 3)},
+            "m3": {"pA": rec(1, 0), "pB": rec(0, 0)},
+        },
+        "icsi": {"i1": {"pA": rec(5, None), "pB": rec(0, None)}},
+    }
+    meetings = [("ami-dev", m) for m in ("m1", "m2", "m3")] + [("icsi", "i1")]
+    got = standard.items_where_reference_lists_none(scores, meetings, ["pA", "pB"])
+    assert got == {
+        "meetings": 2,
+        "per_run": [{"items": 3, "meetings_with_items": 2}, {"items": 0, "meetings_with_items": 0}],
+    }
+    assert standard.items_where_reference_lists_none(scores, meetings[3:], ["pA"]) is None
+    assert standard._items(got) == "3 (2), 0 (0)"
+
+
 def test_paired_bootstrap_contains_the_true_difference():
     import numpy as np
     from benchmarks import stats
