@@ -196,17 +196,12 @@ DESCRIPTIONS = {
 TEST_KEYS = ("rougeL", "action_item_f1", "rouge1", "rouge2", "decision_recall")
 
 
-def empty_reference_items(prof: dict[str, Any]) -> str:
-    """How action items are scored where the reference lists none (``MinutesMetric``)."""
-    return str(prof.get("empty_reference_items", "abstain"))
-
-
 def make_task(prof: dict[str, Any]) -> MeetingTask:
     """The meeting task every method renders and scores with: the profile's cut and rule."""
     return MeetingTask(
         max_input_tokens=prof["max_input_tokens"],
         truncation="head_tail",
-        empty_reference_items=empty_reference_items(prof),
+        empty_reference_items=prof["empty_reference_items"],
     )
 
 
@@ -500,7 +495,7 @@ class Bench:
             "task": {
                 "max_input_tokens": p["max_input_tokens"],
                 "truncation": "head_tail",
-                "empty_reference_items": empty_reference_items(p),
+                "empty_reference_items": self.task.empty_reference_items,
             },
             "inner": {
                 "population": p["population"],

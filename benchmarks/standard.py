@@ -56,8 +56,9 @@ from evotrainer.llm.base import Completion, LLMClient, SamplingParams
 from evotrainer.llm.budget import Budget
 from evotrainer.llm.spec import build_stack
 from evotrainer.policy.genome import PolicyGenome
+from evotrainer.tasks.meetings.rewards import reference_action_items
 from evotrainer.tasks.meetings.seeds import seed_policies
-from evotrainer.types import Message
+from evotrainer.types import Instance, Message
 
 SCORE_KEYS = ("rougeL", "action_item_f1", "rouge1", "rouge2", "decision_recall", "n_action_items")
 SEED_ROWS = ("seed_A", "seed_B", "seed_C", "seed_best")
@@ -616,12 +617,11 @@ def test_evaluate(bench: Q.Bench, results: Path, work: Path, args: argparse.Name
     )
 
 
-def reference_items(inst: Any) -> int | None:
-    """How many action items the meeting's reference lists; None without annotation (ICSI)."""
-    meeting = inst.payload
-    if not getattr(meeting, "has_action_items", False):
-        return None
-    return len(meeting.action_items) or len(getattr(meeting, "action_truth", []) or [])
+def reference_items(inst: Instance) -> int | None:
+    """How many action items the meeting's reference lists, as the metric reads them (0 is
+    where ``skip`` leaves action-item F1 undefined); None without annotation (ICSI)."""
+    truth = reference_action_items(inst.payload)
+    return None if truth is None else len(truth)
 
 
 # -- aggregation ----------------------------------------------------------------------------
@@ -846,31 +846,31 @@ def table(doc: dict[str, Any]) -> str:
         test_sets = []
     for name in test_sets:
         n_meet = next(rec["test"][name]["n_meetings"] for _, rec in rows if name in rec["test"])
-        out += [
-            "",
-            f"Test set {name} ({n_meet} meetings). Δ: paired difference to seed_best, mean over "
-            "meetings (a method's score first averaged over its seeds) with a 95% bootstrap "
-            "interval; * = the interval excludes 0.",
-            "",
-            "| method | test s_val | test ROUGE-L | test action-item F1 | Δ s_val [95% CI] "
-            "| Δ ROUGE-L [95% CI] |",
-            "|---|---|---|---|---|---|",
-        ]
         empty = next(
             (
-                rec["test"][name].get("items_where_reference_lists_none")
+                rec["test"][name]["items_where_reference_lists_none"]
                 for _, rec in rows
                 if rec["test"][name].get("items_where_reference_lists_none")
             ),
             None,
         )
-        if empty:
-            out[-2] = out[-2].rstrip() + " items written where the reference lists none |"
-            out[-1] += "---|"
-            out[-4] += (
+        out += [
+            "",
+            f"Test set {name} ({n_meet} meetings). Δ: paired difference to seed_best, mean over "
+            "meetings (a method's score first averaged over its seeds) with a 95% bootstrap "
+            "interval; * = the interval excludes 0."
+            + (
                 f" Items: action items written on the {empty['meetings']} meetings whose "
                 "reference lists none (not in s_val there), per seed: total (meetings with any)."
-            )
+                if empty
+                else ""
+            ),
+            "",
+            "| method | test s_val | test ROUGE-L | test action-item F1 | Δ s_val [95% CI] "
+            "| Δ ROUGE-L [95% CI] |"
+            + (" items written where the reference lists none |" if empty else ""),
+            "|---|---|---|---|---|---|" + ("---|" if empty else ""),
+        ]
         for row, rec in rows:
             t = rec["test"][name]
             k = t["s_val"]["n_scored"]

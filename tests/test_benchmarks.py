@@ -404,7 +404,6 @@ def test_standard_estimate_counts_every_test_meeting(capsys):
     assert est["calls"]["test_at_most"] == n_test * (3 + 5 * 3)
 
 
-# -- paired bootstrap ---------------------------------------------------------------------
 def test_a_run_recorded_before_the_empty_reference_rule_reads_as_abstain():
     """The first standard run predates ``empty_reference_items``: it matches a rerun under
     "abstain" (its behaviour) and is refused under "skip" (every cell would measure another
@@ -463,6 +462,7 @@ def test_items_written_where_the_reference_lists_none_are_counted_beside_s_val()
     assert standard._items(got) == "3 (2), 0 (0)"
 
 
+# -- paired bootstrap ---------------------------------------------------------------------
 def test_paired_bootstrap_contains_the_true_difference():
     import numpy as np
     from benchmarks import stats
