@@ -524,3 +524,44 @@ def test_an_outer_step_the_budget_cannot_pay_for_is_skipped(tmp_path):
     events, _ = run(False, "noskip")
     assert "trial_started" in {e["type"] for e in events}
     assert "outer_step_skipped" not in {e["type"] for e in events}
+
+
+def test_the_incumbent_harness_trial_is_the_main_lines_own_next_generation(tmp_path):
+    """The incumbent harness's trial is what the inner loop does with the harness fixed: the
+    main line's next generation on its batch, with its neighbour queue (no copy, no re-scoring
+    of the elites on a fresh batch). So co-evolution pays only for the variants' trials: the
+    incumbent's trial makes the same children, at the same cost, as the GA alone's generation."""
+    corpus = write_corpus(tmp_path / "train.jsonl", 10, seed=5)
+    val = write_corpus(tmp_path / "val.jsonl", 8, seed=6)
+    task = RecordingMeetingTask()
+
+    def run(enabled: bool, name: str) -> tuple[list[dict], CoEvolution]:
+        cfg = _run_config(
+            tmp_path,
+            corpus,
+            val,
+            inner={"generations": 4},
+            outer={"enabled": enabled, "reinject_best": False},
+            cache={"path": str(tmp_path / f"{name}.sqlite")},
+        )
+        co = CoEvolution(cfg, task=task, llm=scripted(task))
+        co.run(tmp_path / name)
+        return _events_of(tmp_path / name), co
+
+    def incumbent_validation(events: list[dict]) -> dict:
+        return next(e for e in events if e["type"] == "validation" and e["role"] == "incumbent")
+
+    ga, ga_run = run(False, "ga")
+    co, co_run = run(True, "co")
+    gen4 = next(e for e in ga if e["type"] == "generation" and e["generation"] == 4)
+    finished = [e for e in co if e["type"] == "trial_finished"]
+    assert len(finished) == 2, "one outer step, after generation 3: the incumbent and a variant"
+    main = finished[0]
+    assert main["best_policy"] == gen4["best_policy"]
+    spent_ga = gen4["budget"]["llm_calls"] - incumbent_validation(ga)["llm_calls"]
+    spent_co = main["budget"]["llm_calls"] - incumbent_validation(co)["llm_calls"]
+    assert spent_co == spent_ga > 0
+    made = {p for p, g in co_run.policies.items() if g.lineage.generation == 4}
+    assert {p for p, g in ga_run.policies.items() if g.lineage.generation == 4} <= made
+    step = next(e for e in co if e["type"] == "outer_step")
+    assert step["trial_best"][0] == gen4["best_policy"]
