@@ -188,12 +188,7 @@ class OuterConfig(_Strict):
     include_incumbent: bool = Field(
         True, description="also trial the unchanged harness, so change must earn its place"
     )
-    trial_generations: int = Field(
-        1,
-        ge=1,
-        description="inner generations per variant trial (the incumbent harness's trial is the "
-        "main line's next generations)",
-    )
+    trial_generations: int = Field(1, ge=1, description="inner generations per variant trial")
     skip_unaffordable: bool = Field(
         True,
         description="with budget.max_calls: when the calls left cannot pay for an outer step's "
