@@ -1,9 +1,8 @@
 """The outer step, every ``outer.every`` generations: validate the inner loop's best, maybe roll
 back or re-inject the best validated policy, refit the learned defences, analyse the weakness,
-ask the harness optimiser for variants and trial each by a short inner run (the incumbent
-harness's trial is the main line's own next generations; each variant's, a copy of the population
-on a fresh batch; concurrently when the backend serves parallel requests), validate the trials'
-best policies, tell the harness optimiser and continue from the winning trial. With the outer loop
+ask the harness optimiser for variants, trial each by a short inner run from a copy of the
+population (concurrently when the backend serves parallel requests), validate the trials' best
+policies, tell the harness optimiser and continue from the winning trial. With the outer loop
 off, the monitor step only validates."""
 
 from __future__ import annotations
@@ -62,25 +61,6 @@ class OuterStep:
         self._suspects.clear()
         variants = self.hopt.ask(report)
         Trial = tuple[PolicyOptimizer, list[Instance], int]
-        main = self.inner
-        # The incumbent's trial is the main line's own next generations: on its batch, with its
-        # neighbour queue, exactly what the inner loop would do with the harness fixed (kept, the
-        # step cost only the variants). Each variant trial starts from a copy of the main line
-        # made now, draws a fresh batch and makes children by the operators only: with the one
-        # neighbour queue they would all make the same children, and sibling trials would read
-        # each other's rollouts of them (a race under concurrency).
-        # (After a rollback or a reset the incumbent harness is not the one that drew the main
-        # line's batch: its trial draws a fresh one too, so a resumed run, which redraws the
-        # batch from the harness, measures the same.)
-        on_main = self.harness.id if self._drew(batch, self.harness, self.epoch) else None
-        # a variant's batch is one no earlier step drew (the main line may keep its epoch), so no
-        # trial reads rollouts an earlier step left in memory, which a resumed run would lack
-        fresh = max(self.drawn_epoch, self.epoch) + 1
-        copies = {
-            i: main.clone(stream(self.cfg.seed, "trial", self.outer_step, i))
-            for i, h in enumerate(variants)
-            if h.id != on_main
-        }
 
         def trial(i: int, h: HarnessGenome) -> Trial:  # independent of the others
             self.emit(
@@ -90,13 +70,11 @@ class OuterStep:
                 trials=len(variants),
                 harness=h.to_json(),
             )
-            if i in copies:
-                opt, epoch = copies[i], fresh
-                tb = self.batch(epoch, h)
-                opt.shrink_to_elites()
-                opt.refit(self.fitness_of(opt.population, tb, h, epoch))
-            else:
-                opt, tb, epoch = main, batch, self.epoch
+            opt = self.inner.clone(stream(self.cfg.seed, "trial", self.outer_step, i))
+            epoch = self.epoch + 1
+            tb = self.batch(epoch, h)
+            opt.shrink_to_elites()
+            opt.refit(self.fitness_of(opt.population, tb, h, epoch))
             for _ in range(self.cfg.outer.trial_generations):
                 epoch = self._generation(opt, tb, h, epoch)
             tbest = opt.best()
@@ -111,6 +89,10 @@ class OuterStep:
             )
             return opt, tb, epoch
 
+        # Trials make children by the operators only: with one neighbour queue they would all
+        # make the same children, and sibling trials would read each other's rollouts of them
+        # (a race under concurrency). The queue goes on with the winning trial.
+        moves = list(self.inner.moves)
         # concurrently when the backend serves parallel requests (same results either way)
         width = len(variants) if parallel_requests_of(self.stack.client) > 1 else 1
         trials = ThreadRunner(width).map(lambda x: trial(*x), list(enumerate(variants)))
@@ -127,9 +109,8 @@ class OuterStep:
         scores = [self.meta.score(v) for v in vectors]
         decision = self.hopt.tell(scores, choice, why)
         self.trial_generations += self.cfg.outer.trial_generations * len(variants)
-        self.drawn_epoch = max([fresh, *(epoch for _, _, epoch in trials)])
         self.inner, batch, self.epoch = trials[decision.index]
-        self.inner.moves = main.moves  # the queue goes on as the main line left it
+        self.inner.moves = moves
         for opt, _, _ in trials:  # never propose again what a sibling trial already tried
             self.inner.seen |= opt.seen  # (and a resumed run, whose memory lacks their
             # rollouts, proposes exactly what the uninterrupted run proposes)
@@ -157,12 +138,6 @@ class OuterStep:
         self._emit_generation(self.inner, batch)
         return batch
 
-    def _drew(self, batch: Sequence[Instance], harness: HarnessGenome, epoch: int) -> bool:
-        """Whether ``harness`` draws ``batch`` at ``epoch`` (the draw has no side effects)."""
-        rng = stream(self.cfg.seed, "batch", epoch)
-        again = self.batches.sample(self.cfg.inner.tasks_per_generation, harness, rng)
-        return [i.id for i in again] == [i.id for i in batch]
-
     def _outer_affordable(self) -> bool:
         """Whether the calls left (``budget.max_calls``, less the reserve) pay for an outer
         step (``outer.skip_unaffordable``); when not, say so (``outer_step_skipped``). An outer
@@ -184,16 +159,15 @@ class OuterStep:
         return False
 
     def _outer_cost(self) -> int:
-        """An upper estimate of one outer step's calls: each trial runs ``trial_generations``
-        generations of children (no racing cut, no operator calls), a variant's trial first
-        re-scores the elites on its fresh batch (the incumbent's goes on with the main line's),
-        then each trial's best and the incumbent meet the selection part."""
+        """An upper estimate of one outer step's calls: each trial re-scores the elites on its
+        batch and runs ``trial_generations`` generations of children (no racing cut, no
+        operator calls), then each trial's best and the incumbent meet the selection part."""
         inner, outer = self.cfg.inner, self.cfg.outer
         trials = outer.variants + int(outer.include_incumbent)
         children = outer.trial_generations * (inner.population - inner.elites)
+        per_trial = (inner.elites + children) * inner.tasks_per_generation
         n_val = len(self.validator.instances)
-        cost = trials * (children * inner.tasks_per_generation + n_val) + n_val
-        return cost + outer.variants * inner.elites * inner.tasks_per_generation
+        return trials * (per_trial + n_val) + n_val
 
     def _reinject_best(self, batch: list[Instance], s_val: float) -> None:
         """When the inner loop's best validates clearly below the best validated policy, put

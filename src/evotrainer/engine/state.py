@@ -29,7 +29,6 @@ class State:
             "inner": self.inner.state_dict(),
             "outer": self.hopt.state_dict(),
             "epoch": self.epoch,
-            "drawn_epoch": self.drawn_epoch,
             "outer_step": self.outer_step,
             "trial_generations": self.trial_generations,
             "initial": list(self.initial) if self.initial else None,
@@ -64,7 +63,6 @@ class State:
         self.inner.load_state_dict(s["inner"])
         self.hopt.load_state_dict(s["outer"])
         self.epoch = int(s["epoch"])
-        self.drawn_epoch = int(s.get("drawn_epoch", self.epoch))  # older checkpoints: the same
         self.outer_step = int(s["outer_step"])
         self.trial_generations = int(s["trial_generations"])
         self.initial = (s["initial"][0], float(s["initial"][1])) if s["initial"] else None

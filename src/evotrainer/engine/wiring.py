@@ -210,8 +210,7 @@ class Wiring:
         self.reference_examples = self._reference_examples()
         self.inner = self._new_inner(seeds)
         self.policies: dict[str, PolicyGenome] = {}  # every policy ever made, for lineage
-        self.epoch = 0  # the main line's batch is drawn at this epoch
-        self.drawn_epoch = 0  # the last epoch any batch was drawn at (trials draw past it)
+        self.epoch = 0
         self.outer_step = 0
         self.trial_generations = 0
         self.initial: tuple[str, float] | None = None  # (policy id, s_val)
