@@ -769,11 +769,17 @@ def aggregate(results: Path) -> dict[str, Any]:
                 bvec = _vector(scores, meetings, base_pid, key)
                 t[f"diff_{key}"] = stats.paired_difference(vecs, bvec)
                 t[f"diff_{key}_per_run"] = [stats.paired_difference([v], bvec) for v in vecs]
+                if key == "s_val":
+                    t["diff_s_val_seeds_meetings"] = stats.seeds_and_meetings_difference(
+                        vecs, [bvec]
+                    )
             t["items_where_reference_lists_none"] = items_where_reference_lists_none(
                 scores, meetings, pids
             )
             rec["test"][name] = t
         doc["methods"][row] = rec
+    doc["comparisons"] = compare_methods(runs, scores, sets)
+    doc["targets"] = targets(doc, n_seeds)
     for c, rec in sorted(cells.items()):
         if rec.get("status") != "ok":
             continue
@@ -782,6 +788,105 @@ def aggregate(results: Path) -> dict[str, Any]:
             if conf is not None:
                 doc["confirmation"][f"{c}" if row == rec["method"] else f"{c}/{row}"] = conf
     return doc
+
+
+# Method against method on s_val: the issue's targets compare EvoTrainer with GEPA and with the
+# GA alone (the ablation of co-evolution); the others put those in context.
+PAIRS = (
+    ("evotrainer", "inner_ga"),
+    ("evotrainer", "gepa"),
+    ("evotrainer", "random_search"),
+    ("evotrainer", "evoprompt_ga"),
+    ("inner_ga", "gepa"),
+    ("inner_ga", "random_search"),
+)
+
+
+def compare_methods(
+    runs: dict[str, list[tuple[int | None, dict[str, Any]]]],
+    scores: dict,
+    sets: dict[str, list[tuple[str, str]]],
+) -> list[dict[str, Any]]:
+    """Each pair of PAIRS with runs on both sides, per test set: the s_val difference with the
+    meeting-only interval (each side averaged over its seeds per meeting) and the interval that
+    resamples seeds too; the seeds each side has so far."""
+    out = []
+    for a, b in PAIRS:
+        ra, rb = runs.get(a) or [], runs.get(b) or []
+        if not ra or not rb:
+            continue
+        rec: dict[str, Any] = {
+            "a": a,
+            "b": b,
+            "seeds": [[s for s, _ in ra], [s for s, _ in rb]],
+            "test": {},
+        }
+        for name, meetings in sets.items():
+            va = [_vector(scores, meetings, r["best_policy"]["id"], "s_val") for _, r in ra]
+            vb = [_vector(scores, meetings, r["best_policy"]["id"], "s_val") for _, r in rb]
+            if not any(x is not None for v in va + vb for x in v):
+                continue
+            b_avg = [_mean([v[m] for v in vb]) for m in range(len(meetings))]
+            rec["test"][name] = {
+                "meetings": stats.paired_difference(va, b_avg),
+                "seeds_and_meetings": stats.seeds_and_meetings_difference(va, vb),
+            }
+        if rec["test"]:
+            out.append(rec)
+    return out
+
+
+def targets(doc: dict[str, Any], n_seeds: int) -> list[dict[str, Any]]:
+    """Issue 11's three targets on the pooled test set: EvoTrainer's returned policy beats
+    seed_best (interval above 0), its mean is at least GEPA's, co-evolution is at least the GA
+    alone. ``met`` is None until the methods involved have a test score; ``final`` says whether
+    every seed of them has run (before that a target is a reading, not a result)."""
+    pooled = ALL if any(ALL in r["test"] for r in doc["methods"].values()) else None
+    out = []
+
+    def test_of(row: str) -> dict[str, Any] | None:
+        t = doc["methods"].get(row, {}).get("test", {})
+        return t.get(pooled) if pooled else next(iter(t.values()), None)
+
+    def n_runs(row: str) -> int:
+        return len(doc["methods"].get(row, {}).get("runs", []))
+
+    evo = test_of("evotrainer")
+    ci = (evo or {}).get("diff_s_val") or {}
+    out.append(
+        {
+            "target": "EvoTrainer's returned policy beats seed_best, 95% interval above 0",
+            "met": None if ci.get("lo") is None else ci["lo"] > 0,
+            "value": stats.fmt_ci(ci) if ci else "n/a",
+            "also": "seeds and meetings resampled: "
+            + stats.fmt_ci((evo or {}).get("diff_s_val_seeds_meetings")),
+            "final": n_runs("evotrainer") == n_seeds,
+        }
+    )
+    for other, what in (
+        ("gepa", "its mean is at least GEPA's"),
+        ("inner_ga", "co-evolution is at least the GA alone"),
+    ):
+        mine = ((evo or {}).get("diff_s_val") or {}).get("mean")
+        theirs = ((test_of(other) or {}).get("diff_s_val") or {}).get("mean")
+        pair = next(
+            (c for c in doc.get("comparisons", []) if c["a"] == "evotrainer" and c["b"] == other),
+            None,
+        )
+        pt = (pair or {}).get("test", {}).get(pooled or "", {}) if pair else {}
+        out.append(
+            {
+                "target": what,
+                "met": None if mine is None or theirs is None else mine >= theirs,
+                "value": "n/a"
+                if mine is None or theirs is None
+                else f"{mine:+.3f} vs {theirs:+.3f} (Δ to seed_best)",
+                "also": f"paired EvoTrainer - {other}: {stats.fmt_ci(pt.get('meetings'))}; "
+                f"seeds and meetings resampled: {stats.fmt_ci(pt.get('seeds_and_meetings'))}",
+                "final": n_runs("evotrainer") == n_seeds and n_runs(other) == n_seeds,
+            }
+        )
+    return out
 
 
 # -- table --------------------------------------------------------------------------------
@@ -867,9 +972,9 @@ def table(doc: dict[str, Any]) -> str:
             ),
             "",
             "| method | test s_val | test ROUGE-L | test action-item F1 | Δ s_val [95% CI] "
-            "| Δ ROUGE-L [95% CI] |"
+            "| Δ s_val, seeds resampled too | Δ ROUGE-L [95% CI] |"
             + (" items written where the reference lists none |" if empty else ""),
-            "|---|---|---|---|---|---|" + ("---|" if empty else ""),
+            "|---|---|---|---|---|---|---|" + ("---|" if empty else ""),
         ]
         for row, rec in rows:
             t = rec["test"][name]
@@ -878,6 +983,7 @@ def table(doc: dict[str, Any]) -> str:
             out.append(
                 f"| {row} | {_f(t['s_val']['mean'])}{partial} | {_f(t['rougeL']['mean'])} "
                 f"| {_f(t['action_item_f1']['mean'])} | {stats.fmt_ci(t.get('diff_s_val'))} "
+                f"| {stats.fmt_ci(t.get('diff_s_val_seeds_meetings'))} "
                 f"| {stats.fmt_ci(t.get('diff_rougeL'))} |"
                 + (f" {_items(t.get('items_where_reference_lists_none'))} |" if empty else "")
             )
@@ -905,6 +1011,37 @@ def table(doc: dict[str, Any]) -> str:
                     )
                     + " |"
                 )
+    if test_sets and doc.get("comparisons"):
+        out += [
+            "",
+            "Method against method, Δ s_val (a - b; each side averaged over its seeds per "
+            "meeting): the interval over meetings, and the one that resamples each side's seeds "
+            "too (which policy a run returns is random as well; with 2-3 seeds it is coarse)",
+            "",
+            "| a - b | seeds (a; b) | test set | Δ s_val [95% CI, meetings] "
+            "| [95% CI, seeds and meetings] |",
+            "|---|---|---|---|---|",
+        ]
+        for c in doc["comparisons"]:
+            seeds = "; ".join(",".join(str(x) for x in side) for side in c["seeds"])
+            for name, t in c["test"].items():
+                out.append(
+                    f"| {c['a']} - {c['b']} | {seeds} | {name} "
+                    f"| {stats.fmt_ci(t['meetings'])} | {stats.fmt_ci(t['seeds_and_meetings'])} |"
+                )
+    if test_sets and doc.get("targets"):
+        out += [
+            "",
+            "Issue 11's targets (pooled test set; 'reading' until every seed of the methods "
+            "involved has run):",
+            "",
+            "| target | met | value | also |",
+            "|---|---|---|---|",
+        ]
+        for t in doc["targets"]:
+            met = "n/a" if t["met"] is None else "yes" if t["met"] else "no"
+            state = "" if t["final"] else " (reading)"
+            out.append(f"| {t['target']} | {met}{state} | {t['value']} | {t['also']} |")
     if doc.get("confirmation"):
         out += [
             "",

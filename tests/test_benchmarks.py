@@ -295,6 +295,23 @@ def test_standard_cells_resume_and_partial_table(tmp_path, capsys):
     assert t["all"]["diff_s_val"]["lo"] <= t["all"]["diff_s_val"]["mean"]
     assert len(t["all"]["diff_s_val_per_run"]) == 3
     assert summary["methods"]["seed_best"]["test"]["all"]["diff_s_val"]["mean"] == 0.0
+    both = t["all"]["diff_s_val_seeds_meetings"]
+    assert both["runs"] == [3, 1] and both["mean"] == pytest.approx(t["all"]["diff_s_val"]["mean"])
+    pairs = {(c["a"], c["b"]): c for c in summary["comparisons"]}
+    ablation = pairs[("evotrainer", "inner_ga")]
+    assert ablation["seeds"] == [[0, 1, 2], [0, 1, 2]] and set(ablation["test"]) >= {"all"}
+    ga = summary["methods"]["inner_ga"]["test"]["all"]["diff_s_val"]["mean"]
+    assert ablation["test"]["all"]["meetings"]["mean"] == pytest.approx(
+        t["all"]["diff_s_val"]["mean"] - ga
+    )
+    goals = summary["targets"]
+    assert len(goals) == 3 and all(g["final"] is not None for g in goals)
+    assert goals[2]["met"] == (t["all"]["diff_s_val"]["mean"] >= ga)
+    capsys.readouterr()
+    quality.main(["--table", str(tmp_path / "res")])
+    out = capsys.readouterr().out
+    assert "| evotrainer - inner_ga | 0,1,2; 0,1,2 | all |" in out
+    assert "| co-evolution is at least the GA alone |" in out
     scores = json.loads((tmp_path / "res" / "test" / "scores.json").read_text())
     assert set(scores) == {"ami-dev", "icsi"}
 
@@ -498,3 +515,34 @@ def test_paired_bootstrap_degenerate_and_empty():
     assert empty["mean"] is None and empty["n"] == 0
     assert stats.fmt_ci(empty) == "n/a"
     assert stats.fmt_ci({"mean": 0.02, "lo": 0.01, "hi": 0.03}) == "+0.020 [+0.010, +0.030]*"
+
+
+def test_resampling_seeds_widens_the_interval_when_runs_disagree():
+    import numpy as np
+    from benchmarks import stats
+
+    rng = np.random.default_rng(11)
+    base = rng.uniform(0.1, 0.3, size=80)
+    # a method that returns a +0.04 policy in two seeds and the baseline itself in the third
+    runs = [list(base + 0.04 + rng.normal(0, 0.03, 80)) for _ in range(2)] + [list(base)]
+    meetings = stats.paired_difference(runs, list(base))
+    both = stats.seeds_and_meetings_difference(runs, [list(base)])
+    assert both["mean"] == pytest.approx(meetings["mean"])  # the same point estimate
+    assert both["runs"] == [3, 1] and both["n"] == 80
+    assert both["lo"] < meetings["lo"] and both["hi"] > meetings["hi"]
+    assert both["lo"] < 0.005  # a third of the resamples' seeds are the baseline itself
+    # runs that agree: about the meeting-only interval
+    agree = [list(base + 0.04 + rng.normal(0, 0.03, 80)) for _ in range(3)]
+    m2 = stats.paired_difference(agree, list(base))
+    b2 = stats.seeds_and_meetings_difference(agree, [list(base)])
+    assert b2["hi"] - b2["lo"] < 2 * (m2["hi"] - m2["lo"])
+    # method against method: each side's seeds drawn on their own, so two sides with the same
+    # three runs differ in a resample (mean 0, an interval around it); one run each: exactly 0
+    same = stats.seeds_and_meetings_difference(agree, agree)
+    assert same["mean"] == 0.0 and same["lo"] < 0 < same["hi"]
+    zero = stats.seeds_and_meetings_difference([list(base)], [list(base)])
+    assert zero["mean"] == zero["lo"] == zero["hi"] == 0.0
+    # missing scores are left out per meeting; nothing to compare gives None
+    part = stats.seeds_and_meetings_difference([[0.5, None, 0.7]], [[0.4, 0.3, None]])
+    assert part["n"] == 1 and part["mean"] == pytest.approx(0.1)
+    assert stats.seeds_and_meetings_difference([], [[0.1]])["mean"] is None
