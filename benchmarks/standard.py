@@ -841,12 +841,12 @@ def targets(doc: dict[str, Any], n_seeds: int) -> list[dict[str, Any]]:
     seed_best (interval above 0), its mean is at least GEPA's, co-evolution is at least the GA
     alone. ``met`` is None until the methods involved have a test score; ``final`` says whether
     every seed of them has run (before that a target is a reading, not a result)."""
-    pooled = ALL if any(ALL in r["test"] for r in doc["methods"].values()) else None
+    names = [n for r in doc["methods"].values() for n in r["test"]]
+    pooled = ALL if ALL in names else next(iter(names), "")  # one test set: that one
     out = []
 
     def test_of(row: str) -> dict[str, Any] | None:
-        t = doc["methods"].get(row, {}).get("test", {})
-        return t.get(pooled) if pooled else next(iter(t.values()), None)
+        return doc["methods"].get(row, {}).get("test", {}).get(pooled)
 
     def n_runs(row: str) -> int:
         return len(doc["methods"].get(row, {}).get("runs", []))
@@ -856,7 +856,7 @@ def targets(doc: dict[str, Any], n_seeds: int) -> list[dict[str, Any]]:
     out.append(
         {
             "target": "EvoTrainer's returned policy beats seed_best, 95% interval above 0",
-            "met": None if ci.get("lo") is None else ci["lo"] > 0,
+            "met": None if ci.get("lo") is None else stats.significant(ci) == "+",
             "value": stats.fmt_ci(ci) if ci else "n/a",
             "also": "seeds and meetings resampled: "
             + stats.fmt_ci((evo or {}).get("diff_s_val_seeds_meetings")),
@@ -873,7 +873,7 @@ def targets(doc: dict[str, Any], n_seeds: int) -> list[dict[str, Any]]:
             (c for c in doc.get("comparisons", []) if c["a"] == "evotrainer" and c["b"] == other),
             None,
         )
-        pt = (pair or {}).get("test", {}).get(pooled or "", {}) if pair else {}
+        pt = pair["test"].get(pooled, {}) if pair else {}
         out.append(
             {
                 "target": what,
