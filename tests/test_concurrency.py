@@ -205,7 +205,8 @@ def _concurrent_run(tmp_path, name: str, width: int, **sections):
 def test_operators_and_trials_run_concurrently_with_the_same_result(tmp_path, surrogate):
     ops = {"llm_paraphrase": 3.0, "llm_merge": 1.0, "synonym": 1.0}
     sur = {"enabled": surrogate, "min_train": 3, "min_spearman": -1.0}
-    kw = {"inner": {"operators": ops}, "surrogate": sur}
+    # rerun: a trial run per variant, run concurrently (rerank has one trial run per step)
+    kw = {"inner": {"operators": ops}, "surrogate": sur, "outer": {"trials": "rerun"}}
     a, llm, operator, events = _concurrent_run(tmp_path, "w4", 4, **kw)
     b, _, _, _ = _concurrent_run(tmp_path, "w8", 8, **kw)
     assert a == b  # the result does not depend on how many requests run at once

@@ -197,5 +197,10 @@ def test_with_the_anchor_on_the_action_count_hack_is_still_flagged_and_not_retur
     gens = [e for e in events if e["type"] == "generation"]
     assert any(e["best_components"]["action_count"] == 1.0 for e in gens), "no takeover"
     assert any(e["type"] == "alert" for e in events), "the monitor flagged nothing"
-    assert gens[-1]["harness"]["weights"].get("action_count", 0) < 0.8 * 0.5
+    # at least halved (under outer.trials: rerank the 50% and 10% cuts rank the same policy
+    # first, and the tie goes to the milder cut); the hack never takes over again
+    assert gens[-1]["harness"]["weights"].get("action_count", 0) <= 0.8 * 0.5
+    takeover = max(i for i, e in enumerate(gens) if e["best_components"]["action_count"] == 1.0)
+    cut = next(i for i, e in enumerate(gens) if e["harness"]["weights"]["action_count"] < 0.8)
+    assert takeover < cut and all(e["best_components"]["action_count"] < 1.0 for e in gens[cut:])
     assert "hack" not in result.best.render().lower() and "always give" not in result.best.render()

@@ -372,7 +372,10 @@ def test_ratings_that_disagree_with_rouge_change_the_harness_choice(tmp_path):
         tmp_path / "cache.sqlite",
         seed=4,
         meta={"objectives": {"quality": 1.0, "human": 1.0, "diversity": 0.0, "conciseness": 0.0}},
-        outer={"every": 2, "variants": 3, "reinject_best": False},
+        # rerun: each variant's own trial reaches its own best policy, so the variants differ in
+        # quality and the ratings can tip a choice (under rerank, in this small scenario, every
+        # variant ranks the same policy first: nothing for the ratings to choose between)
+        outer={"every": 2, "variants": 3, "reinject_best": False, "trials": "rerun"},
         inner={
             "population": 5,
             "elites": 2,

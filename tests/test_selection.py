@@ -508,7 +508,7 @@ def test_an_outer_step_the_budget_cannot_pay_for_is_skipped(tmp_path):
             corpus,
             val,
             budget={"max_calls": 140},
-            outer={"skip_unaffordable": skip},
+            outer={"skip_unaffordable": skip, "trials": "rerun"},  # the costlier trials
             cache={"path": str(tmp_path / f"{name}.sqlite")},
         )
         result = CoEvolution(cfg, task=task, llm=scripted(task)).run(tmp_path / name)
@@ -524,3 +524,42 @@ def test_an_outer_step_the_budget_cannot_pay_for_is_skipped(tmp_path):
     events, _ = run(False, "noskip")
     assert "trial_started" in {e["type"] for e in events}
     assert "outer_step_skipped" not in {e["type"] for e in events}
+
+
+def test_rerank_trials_share_one_trial_run(tmp_path):
+    """outer.trials: rerank: an outer step runs one trial generation under the current harness
+    and each variant ranks that population by its own weights, so its variants cost almost
+    nothing beyond that generation; rerun runs a trial per variant."""
+    corpus = write_corpus(tmp_path / "train.jsonl", 10, seed=5)
+    val = write_corpus(tmp_path / "val.jsonl", 8, seed=6)
+    task = RecordingMeetingTask()
+
+    def run(mode: str) -> tuple[CoEvolution, dict, list[dict]]:
+        cfg = _run_config(
+            tmp_path,
+            corpus,
+            val,
+            outer={"variants": 2, "trials": mode},
+            cache={"path": str(tmp_path / f"{mode}.sqlite")},
+        )
+        co = CoEvolution(cfg, task=task, llm=scripted(task))
+        result = co.run(tmp_path / mode)
+        return co, result.summary, _events_of(tmp_path / mode)
+
+    def trial_gaps(events: list[dict]) -> list[int]:
+        """Calls between a step's first and last finished trial."""
+        by_step: dict[int, list[int]] = {}
+        for e in events:
+            if e["type"] == "trial_finished":
+                by_step.setdefault(e["outer_step"], []).append(e["budget"]["llm_calls"])
+        return [max(c) - min(c) for c in by_step.values()]
+
+    co, s, events = run("rerank")
+    steps = [e for e in events if e["type"] == "outer_step"]
+    assert steps and s["trial_generations"] == len(steps)  # one trial run per step
+    assert all(len(e["trial_best"]) == 3 for e in steps)  # incumbent + 2 variants ranked
+    assert {e["mode"] for e in events if e["type"] == "trial_started"} == {"rerank"}
+    _, s2, events2 = run("rerun")
+    assert s2["trial_generations"] == 3 * len([e for e in events2 if e["type"] == "outer_step"])
+    per_run = 2 * 4  # elites re-scored on the trial batch, at the least
+    assert max(trial_gaps(events)) < per_run <= min(trial_gaps(events2))

@@ -189,6 +189,18 @@ class OuterConfig(_Strict):
         True, description="also trial the unchanged harness, so change must earn its place"
     )
     trial_generations: int = Field(1, ge=1, description="inner generations per variant trial")
+    trials: Literal["rerank", "rerun"] = Field(
+        "rerank",
+        description="how a harness variant is trialled. 'rerank': one trial run of "
+        "trial_generations under the current harness on a fresh batch (the main line's "
+        "generation, neighbour moves included); each variant ranks its population by its own "
+        "reward weights (calls only for a raced-out child a variant would promote) and the "
+        "distinct bests are validated: an outer step costs about one generation more than the "
+        "GA alone. The variant's batch genes (L, real share, task mix) take effect from the next "
+        "batch if it wins; they are not trialled. 'rerun': each variant runs its own trial on "
+        "its own batch (operators only), concurrently when the backend serves parallel "
+        "requests: a full test of every gene, at variants+1 trial runs per step",
+    )
     skip_unaffordable: bool = Field(
         True,
         description="with budget.max_calls: when the calls left cannot pay for an outer step's "

@@ -1,8 +1,10 @@
 """The outer step, every ``outer.every`` generations: validate the inner loop's best, maybe roll
 back or re-inject the best validated policy, refit the learned defences, analyse the weakness,
-ask the harness optimiser for variants, trial each by a short inner run from a copy of the
-population (concurrently when the backend serves parallel requests), validate the trials' best
-policies, tell the harness optimiser and continue from the winning trial. With the outer loop
+ask the harness optimiser for variants, trial them (``outer.trials``: ``rerank``, one short
+inner run whose population each variant ranks by its own weights; ``rerun``, a short inner run
+per variant from a copy of the population, concurrently when the backend serves parallel
+requests), validate the trials' best policies, tell the harness optimiser and continue from the
+winning trial. With the outer loop
 off, the monitor step only validates."""
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ from evotrainer.loops.rng import stream
 from evotrainer.loops.weakness import DISAGREE, WeaknessReport
 from evotrainer.run import events as ev
 from evotrainer.types import Instance, ValidationResult
+
+
+Trial = tuple[PolicyOptimizer, list[Instance], int]  # a trial's population, batch and epoch
+Move = tuple[str, str]  # a queued neighbour move (kind, value)
 
 
 class OuterStep:
@@ -60,42 +66,10 @@ class OuterStep:
         report = self._weakness(self.inner, batch, current)
         self._suspects.clear()
         variants = self.hopt.ask(report)
-        Trial = tuple[PolicyOptimizer, list[Instance], int]
-
-        def trial(i: int, h: HarnessGenome) -> Trial:  # independent of the others
-            self.emit(
-                ev.TRIAL_STARTED,
-                outer_step=self.outer_step,
-                trial=i + 1,
-                trials=len(variants),
-                harness=h.to_json(),
-            )
-            opt = self.inner.clone(stream(self.cfg.seed, "trial", self.outer_step, i))
-            epoch = self.epoch + 1
-            tb = self.batch(epoch, h)
-            opt.shrink_to_elites()
-            opt.refit(self.fitness_of(opt.population, tb, h, epoch))
-            for _ in range(self.cfg.outer.trial_generations):
-                epoch = self._generation(opt, tb, h, epoch)
-            tbest = opt.best()
-            self.emit(
-                ev.TRIAL_FINISHED,
-                outer_step=self.outer_step,
-                trial=i + 1,
-                trials=len(variants),
-                best_policy=tbest.id,
-                best_fitness=_finite(opt.fitness[tbest.id].fitness),
-                budget=self.budget.snapshot(),
-            )
-            return opt, tb, epoch
-
-        # Trials make children by the operators only: with one neighbour queue they would all
-        # make the same children, and sibling trials would read each other's rollouts of them
-        # (a race under concurrency). The queue goes on with the winning trial.
-        moves = list(self.inner.moves)
-        # concurrently when the backend serves parallel requests (same results either way)
-        width = len(variants) if parallel_requests_of(self.stack.client) > 1 else 1
-        trials = ThreadRunner(width).map(lambda x: trial(*x), list(enumerate(variants)))
+        if self.cfg.outer.trials == "rerank":
+            trials, moves = self._rerank_trials(variants)
+        else:
+            trials, moves = self._rerun_trials(variants)
         bests = [opt.best() for opt, _, _ in trials]
         results = self.validate(bests, "trial", race=True)
         s_vals = [results[b.id].s_val for b in bests]
@@ -108,7 +82,8 @@ class OuterStep:
         choice, why, front = self.meta.objective.choose(vectors)
         scores = [self.meta.score(v) for v in vectors]
         decision = self.hopt.tell(scores, choice, why)
-        self.trial_generations += self.cfg.outer.trial_generations * len(variants)
+        runs = 1 if self.cfg.outer.trials == "rerank" else len(variants)
+        self.trial_generations += self.cfg.outer.trial_generations * runs
         self.inner, batch, self.epoch = trials[decision.index]
         self.inner.moves = moves
         for opt, _, _ in trials:  # never propose again what a sibling trial already tried
@@ -138,6 +113,80 @@ class OuterStep:
         self._emit_generation(self.inner, batch)
         return batch
 
+    def _trial_started(self, i: int, n: int, h: HarnessGenome) -> None:
+        self.emit(
+            ev.TRIAL_STARTED,
+            outer_step=self.outer_step,
+            trial=i + 1,
+            trials=n,
+            harness=h.to_json(),
+            mode=self.cfg.outer.trials,
+        )
+
+    def _trial_finished(self, i: int, n: int, opt: PolicyOptimizer) -> None:
+        tbest = opt.best()
+        self.emit(
+            ev.TRIAL_FINISHED,
+            outer_step=self.outer_step,
+            trial=i + 1,
+            trials=n,
+            best_policy=tbest.id,
+            best_fitness=_finite(opt.fitness[tbest.id].fitness),
+            budget=self.budget.snapshot(),
+        )
+
+    def _rerun_trials(self, variants: list[HarnessGenome]) -> tuple[list[Trial], list[Move]]:
+        """``outer.trials: rerun``: each variant runs its own trial from a copy of the
+        population, on its own batch; returns the trials and the main line's neighbour queue."""
+
+        def trial(i: int, h: HarnessGenome) -> Trial:  # independent of the others
+            self._trial_started(i, len(variants), h)
+            opt = self.inner.clone(stream(self.cfg.seed, "trial", self.outer_step, i))
+            epoch = self.epoch + 1
+            tb = self.batch(epoch, h)
+            opt.shrink_to_elites()
+            opt.refit(self.fitness_of(opt.population, tb, h, epoch))
+            for _ in range(self.cfg.outer.trial_generations):
+                epoch = self._generation(opt, tb, h, epoch)
+            self._trial_finished(i, len(variants), opt)
+            return opt, tb, epoch
+
+        # Trials make children by the operators only: with one neighbour queue they would all
+        # make the same children, and sibling trials would read each other's rollouts of them
+        # (a race under concurrency). The queue goes on with the winning trial.
+        moves = list(self.inner.moves)
+        # concurrently when the backend serves parallel requests (same results either way)
+        width = len(variants) if parallel_requests_of(self.stack.client) > 1 else 1
+        return ThreadRunner(width).map(lambda x: trial(*x), list(enumerate(variants))), moves
+
+    def _rerank_trials(self, variants: list[HarnessGenome]) -> tuple[list[Trial], list[Move]]:
+        """``outer.trials: rerank``: one trial run under the current harness on a fresh batch
+        (the main line's next generation, its neighbour queue included), then each variant
+        ranks that population by its own weights. Ranking needs no new rollouts except for a
+        child that racing stopped early and a variant's weights would promote: it meets the
+        rest of the batch. Every variant's trial shares the batch and the children, so the
+        validation that follows compares what the weights choose, not which trial was luckier
+        with its children."""
+        n = len(variants)
+        self._trial_started(0, n, self.harness)
+        opt = self.inner.clone(stream(self.cfg.seed, "trial", self.outer_step, 0))
+        opt.moves = list(self.inner.moves)  # one trial run: no sibling shares the queue
+        epoch = self.epoch + 1
+        tb = self.batch(epoch, self.harness)
+        opt.shrink_to_elites()
+        opt.refit(self.fitness_of(opt.population, tb, self.harness, epoch))
+        for _ in range(self.cfg.outer.trial_generations):
+            epoch = self._generation(opt, tb, self.harness, epoch)
+        trials: list[Trial] = []
+        for i, h in enumerate(variants):
+            if i or h.id != self.harness.id:
+                self._trial_started(i, n, h)
+            twin = opt.clone(stream(self.cfg.seed, "trial", self.outer_step, i))
+            twin.refit(self.fitness_of(twin.population, tb, h, epoch, race=opt))
+            self._trial_finished(i, n, twin)
+            trials.append((twin, tb, epoch))
+        return trials, list(opt.moves)
+
     def _outer_affordable(self) -> bool:
         """Whether the calls left (``budget.max_calls``, less the reserve) pay for an outer
         step (``outer.skip_unaffordable``); when not, say so (``outer_step_skipped``). An outer
@@ -159,15 +208,17 @@ class OuterStep:
         return False
 
     def _outer_cost(self) -> int:
-        """An upper estimate of one outer step's calls: each trial re-scores the elites on its
-        batch and runs ``trial_generations`` generations of children (no racing cut, no
-        operator calls), then each trial's best and the incumbent meet the selection part."""
+        """An upper estimate of one outer step's calls: each trial run (one under ``rerank``,
+        one per variant under ``rerun``) re-scores the elites on its batch and runs
+        ``trial_generations`` generations of children (no racing cut, no operator calls), then
+        each trial's best and the incumbent meet the selection part."""
         inner, outer = self.cfg.inner, self.cfg.outer
         trials = outer.variants + int(outer.include_incumbent)
         children = outer.trial_generations * (inner.population - inner.elites)
         per_trial = (inner.elites + children) * inner.tasks_per_generation
         n_val = len(self.validator.instances)
-        return trials * (per_trial + n_val) + n_val
+        runs = 1 if outer.trials == "rerank" else trials
+        return runs * per_trial + trials * n_val + n_val
 
     def _reinject_best(self, batch: list[Instance], s_val: float) -> None:
         """When the inner loop's best validates clearly below the best validated policy, put
