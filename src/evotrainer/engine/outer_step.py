@@ -23,7 +23,6 @@ from evotrainer.loops.weakness import DISAGREE, WeaknessReport
 from evotrainer.run import events as ev
 from evotrainer.types import Instance, ValidationResult
 
-
 Trial = tuple[PolicyOptimizer, list[Instance], int]  # a trial's population, batch and epoch
 Move = tuple[str, str]  # a queued neighbour move (kind, value)
 
