@@ -534,7 +534,7 @@ def test_rerank_trials_share_one_trial_run(tmp_path):
     val = write_corpus(tmp_path / "val.jsonl", 8, seed=6)
     task = RecordingMeetingTask()
 
-    def run(mode: str) -> tuple[CoEvolution, dict, list[dict]]:
+    def run(mode: str) -> tuple[dict, list[dict]]:
         cfg = _run_config(
             tmp_path,
             corpus,
@@ -542,9 +542,8 @@ def test_rerank_trials_share_one_trial_run(tmp_path):
             outer={"variants": 2, "trials": mode},
             cache={"path": str(tmp_path / f"{mode}.sqlite")},
         )
-        co = CoEvolution(cfg, task=task, llm=scripted(task))
-        result = co.run(tmp_path / mode)
-        return co, result.summary, _events_of(tmp_path / mode)
+        result = CoEvolution(cfg, task=task, llm=scripted(task)).run(tmp_path / mode)
+        return result.summary, _events_of(tmp_path / mode)
 
     def trial_gaps(events: list[dict]) -> list[int]:
         """Calls between a step's first and last finished trial."""
@@ -554,12 +553,12 @@ def test_rerank_trials_share_one_trial_run(tmp_path):
                 by_step.setdefault(e["outer_step"], []).append(e["budget"]["llm_calls"])
         return [max(c) - min(c) for c in by_step.values()]
 
-    co, s, events = run("rerank")
+    s, events = run("rerank")
     steps = [e for e in events if e["type"] == "outer_step"]
     assert steps and s["trial_generations"] == len(steps)  # one trial run per step
     assert all(len(e["trial_best"]) == 3 for e in steps)  # incumbent + 2 variants ranked
     assert {e["mode"] for e in events if e["type"] == "trial_started"} == {"rerank"}
-    _, s2, events2 = run("rerun")
+    s2, events2 = run("rerun")
     assert s2["trial_generations"] == 3 * len([e for e in events2 if e["type"] == "outer_step"])
     per_run = 2 * 4  # elites re-scored on the trial batch, at the least
     assert max(trial_gaps(events)) < per_run <= min(trial_gaps(events2))

@@ -81,8 +81,7 @@ class OuterStep:
         choice, why, front = self.meta.objective.choose(vectors)
         scores = [self.meta.score(v) for v in vectors]
         decision = self.hopt.tell(scores, choice, why)
-        runs = 1 if self.cfg.outer.trials == "rerank" else len(variants)
-        self.trial_generations += self.cfg.outer.trial_generations * runs
+        self.trial_generations += self.cfg.outer.trial_generations * self._trial_runs(len(variants))
         self.inner, batch, self.epoch = trials[decision.index]
         self.inner.moves = moves
         for opt, _, _ in trials:  # never propose again what a sibling trial already tried
@@ -134,6 +133,21 @@ class OuterStep:
             budget=self.budget.snapshot(),
         )
 
+    def _trial_run(self, opt: PolicyOptimizer, h: HarnessGenome) -> tuple[list[Instance], int]:
+        """Run ``opt`` (a copy) under ``h`` on the next epoch's fresh batch: the elites re-scored
+        there, then ``outer.trial_generations`` generations; returns the batch and the epoch."""
+        epoch = self.epoch + 1
+        tb = self.batch(epoch, h)
+        opt.shrink_to_elites()
+        opt.refit(self.fitness_of(opt.population, tb, h, epoch))
+        for _ in range(self.cfg.outer.trial_generations):
+            epoch = self._generation(opt, tb, h, epoch)
+        return tb, epoch
+
+    def _trial_runs(self, variants: int) -> int:
+        """How many trial runs an outer step with ``variants`` variants makes."""
+        return 1 if self.cfg.outer.trials == "rerank" else variants
+
     def _rerun_trials(self, variants: list[HarnessGenome]) -> tuple[list[Trial], list[Move]]:
         """``outer.trials: rerun``: each variant runs its own trial from a copy of the
         population, on its own batch; returns the trials and the main line's neighbour queue."""
@@ -141,12 +155,7 @@ class OuterStep:
         def trial(i: int, h: HarnessGenome) -> Trial:  # independent of the others
             self._trial_started(i, len(variants), h)
             opt = self.inner.clone(stream(self.cfg.seed, "trial", self.outer_step, i))
-            epoch = self.epoch + 1
-            tb = self.batch(epoch, h)
-            opt.shrink_to_elites()
-            opt.refit(self.fitness_of(opt.population, tb, h, epoch))
-            for _ in range(self.cfg.outer.trial_generations):
-                epoch = self._generation(opt, tb, h, epoch)
+            tb, epoch = self._trial_run(opt, h)
             self._trial_finished(i, len(variants), opt)
             return opt, tb, epoch
 
@@ -170,12 +179,7 @@ class OuterStep:
         self._trial_started(0, n, self.harness)
         opt = self.inner.clone(stream(self.cfg.seed, "trial", self.outer_step, 0))
         opt.moves = list(self.inner.moves)  # one trial run: no sibling shares the queue
-        epoch = self.epoch + 1
-        tb = self.batch(epoch, self.harness)
-        opt.shrink_to_elites()
-        opt.refit(self.fitness_of(opt.population, tb, self.harness, epoch))
-        for _ in range(self.cfg.outer.trial_generations):
-            epoch = self._generation(opt, tb, self.harness, epoch)
+        tb, epoch = self._trial_run(opt, self.harness)
         trials: list[Trial] = []
         for i, h in enumerate(variants):
             if i or h.id != self.harness.id:
@@ -216,8 +220,7 @@ class OuterStep:
         children = outer.trial_generations * (inner.population - inner.elites)
         per_trial = (inner.elites + children) * inner.tasks_per_generation
         n_val = len(self.validator.instances)
-        runs = 1 if outer.trials == "rerank" else trials
-        return runs * per_trial + trials * n_val + n_val
+        return self._trial_runs(trials) * per_trial + trials * n_val + n_val
 
     def _reinject_best(self, batch: list[Instance], s_val: float) -> None:
         """When the inner loop's best validates clearly below the best validated policy, put
