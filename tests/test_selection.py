@@ -21,13 +21,14 @@ from evotrainer.evaluation.validation import Validator
 from evotrainer.harness.genome import HarnessGenome
 from evotrainer.harness.reference import reference_components
 from evotrainer.harness.reward import weighted_reward
-from evotrainer.harness.training_set import BatchSource, load_real_pool
+from evotrainer.harness.training_set import BatchSource, load_real_pool, share_weights
 from evotrainer.llm.base import SamplingParams
 from evotrainer.llm.fakes import FunctionLLM
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.run.validation_set import split_confirmation
 from evotrainer.tasks.meetings.task import MeetingTask
 from tests.fake_meetings import RecordingMeetingTask, honest_minutes, write_corpus
+from tests.fake_runs import Killed, comparable_summary
 
 GOOD = "Write the minutes topic by topic with the decisions."
 BAD = "Write one word."
@@ -261,7 +262,7 @@ def test_run_returns_the_best_seed_when_confirmation_disagrees(tmp_path):
     assert result.summary["best_policy"] == c["best_seed"]
 
 
-def test_steering_raises_the_real_share_when_the_proxy_misleads():
+def test_steering_raises_the_real_share_and_the_reference_weight_when_the_proxy_misleads():
     from evotrainer.config import OuterConfig
     from evotrainer.harness.genome import HarnessBounds
     from evotrainer.loops.outer import HarnessOptimizer
@@ -294,8 +295,13 @@ def test_steering_raises_the_real_share_when_the_proxy_misleads():
 
     misled = steered(True, best_s_val=0.25)  # the proxy's best validates 0.10 below the best
     assert misled.real_share == pytest.approx(0.6) and "real share up" in misled.note
-    assert steered(True, best_s_val=0.16).real_share == pytest.approx(0.4)  # within DISAGREE
-    assert steered(False, best_s_val=0.25).real_share == pytest.approx(0.4)  # no real pool
+    # ... and half of the other components' weight goes to the reference ones (reference_shift)
+    assert misled.weights == pytest.approx({"completeness": 0.25, "ref_rougeL": 0.75})
+    assert "reference ones" in misled.note
+    agreed = steered(True, best_s_val=0.16)  # within DISAGREE
+    assert agreed.real_share == pytest.approx(0.4) and agreed.weights == base.weights
+    no_pool = steered(False, best_s_val=0.25)
+    assert no_pool.real_share == pytest.approx(0.4) and no_pool.weights == base.weights
 
 
 def test_a_reinjected_policy_survives_selection_like_an_elite():
@@ -562,3 +568,118 @@ def test_rerank_trials_share_one_trial_run(tmp_path):
     assert s2["trial_generations"] == 3 * len([e for e in events2 if e["type"] == "outer_step"])
     per_run = 2 * 4  # elites re-scored on the trial batch, at the least
     assert max(trial_gaps(events)) < per_run <= min(trial_gaps(events2))
+
+
+FULL = "Write the full minutes of the meeting."
+
+
+def real_only(task: RecordingMeetingTask) -> FunctionLLM:
+    """FULL writes whole minutes of a real meeting and junk on a synthetic one; every other
+    policy writes whole minutes of a synthetic meeting and half of them on a real one. Half of
+    a batch synthetic (real share 0.5), the training reward prefers the others; the real data,
+    and the validation set, prefer FULL."""
+
+    def answer(messages, params):
+        meeting = task.by_prompt.get(messages[-1].content)
+        if meeting is None:
+            return "Write the minutes with the decisions and owners."
+        synthetic = meeting.id.startswith("syn-")
+        if "one word" in messages[-1].content:
+            return "Minutes."
+        if FULL in messages[-1].content:
+            return "Minutes." if synthetic else honest_minutes(meeting)
+        lines = honest_minutes(meeting).splitlines()
+        return "\n".join(lines if synthetic else lines[: max(3, len(lines) // 2)])
+
+    return FunctionLLM(answer, model_id="fake:real-only")
+
+
+def _share_config(tmp_path, corpus, val):
+    return _run_config(
+        tmp_path,
+        corpus,
+        val,
+        inner={
+            "generations": 4,
+            "seed_prompts": [GOOD, FULL, BAD],
+            "operators": {"keyword": 1.0, "synonym": 1.0},
+        },
+        outer={"every": 1, "variants": 1, "real_share_step": 0.5},
+    )
+
+
+def test_share_weights_stand_for_a_batch_drawn_at_another_real_share(tmp_path):
+    task = RecordingMeetingTask()
+    llm = real_only(task)
+    real = task.load(write_corpus(tmp_path / "c.jsonl", 2, seed=2))
+    batch = [*real, *task.generator().sample(2, 0.2, random.Random(1))]
+    ev, judge = _judge(task, llm, race_first=0)
+    h = HarnessGenome(0.2, {"completeness": 1.0}, real_share=0.5)
+    policies = [PolicyGenome({"system": GOOD}), PolicyGenome({"system": FULL})]
+    judge(policies, batch, h, 0)
+    assert share_weights(batch, 0.5, 0.5) is None  # the batch's own share: the plain mean
+    assert share_weights(real, 0.5, 1.0) is None  # one kind only: nothing to re-weight
+    for share in (0.0, 0.3, 1.0):
+        w = share_weights(batch, 0.5, share)
+        for p in policies:
+            r = {i.id: weighted_reward(ev.store[(p.id, i.id)].vector, h.weights) for i in batch}
+            want = share * (r[real[0].id] + r[real[1].id]) / 2
+            want += (1 - share) * sum(r[i.id] for i in batch[2:]) / 2
+            got = ev.fitness(p.id, batch, h.weights, instance_weights=w).fitness
+            assert got == pytest.approx(want)
+
+
+def test_rerank_trials_a_variants_real_share_by_reweighting_the_batch(tmp_path):
+    """The steered variant (the proxy misleads: real share 0.5 -> 1.0, weight moved to the
+    reference components) ranks the shared trial population with the batch's real instances
+    weighted to its share: it picks FULL, which the incumbent's ranking does not, FULL
+    validates higher and the harness changes. Before, the real-share gene was not trialled."""
+    corpus = write_corpus(tmp_path / "train.jsonl", 10, seed=5)
+    val = write_corpus(tmp_path / "val.jsonl", 8, seed=6)
+    task = RecordingMeetingTask()
+    co = CoEvolution(_share_config(tmp_path, corpus, val), task=task, llm=real_only(task))
+    result = co.run(tmp_path / "run")
+    first = next(e for e in _events_of(tmp_path / "run") if e["type"] == "outer_step")
+    incumbent, steered = first["variants"]
+    assert (incumbent["real_share"], steered["real_share"]) == (0.5, 1.0)
+    assert "reference ones" in steered["note"]
+    ref = lambda w: w.get("ref_rougeL", 0) + w.get("ref_action_item_f1", 0)  # noqa: E731
+    assert ref(steered["weights"]) > ref(incumbent["weights"])
+    a, b = first["trial_best"]
+    assert a != b and FULL in co.policies[b].render() and FULL not in co.policies[a].render()
+    assert first["s_vals"][1] > first["s_vals"][0] and first["changed"]
+    assert result.summary["harness"]["real_share"] == 1.0
+
+
+def test_a_resume_after_a_winner_with_another_real_share_keeps_the_trials_batch(tmp_path):
+    """After that step the main line goes on with the trial's batch, drawn at the old real
+    share; a resumed run must redraw that batch (the harness that drew it is checkpointed),
+    not one drawn by the new harness."""
+    corpus = write_corpus(tmp_path / "train.jsonl", 10, seed=5)
+    val = write_corpus(tmp_path / "val.jsonl", 8, seed=6)
+    cfg = _share_config(tmp_path, corpus, val)
+    task = RecordingMeetingTask()
+    CoEvolution(cfg, task=task, llm=real_only(task)).run(tmp_path / "clean")
+    after: list[str] = []  # the events since the outer step that changed the harness
+
+    def kill_after_the_step(event):  # in the generation after that step's checkpoint
+        if event.type == "outer_step" and event.data["changed"] and not after:
+            after.append("changed")
+        elif after:
+            after.append(event.type)
+            if event.type == "generation" and "checkpoint" in after:
+                raise Killed("killed after the harness changed")
+
+    task = RecordingMeetingTask()
+    co = CoEvolution(cfg, task=task, llm=real_only(task), observers=[kill_after_the_step])
+    with pytest.raises(Killed):
+        co.run(tmp_path / "run")
+    task = RecordingMeetingTask()
+    resumed, path = CoEvolution.resume(tmp_path / "run", task=task, llm=real_only(task))
+    assert resumed.drawn.real_share == 0.5 and resumed.harness.real_share == 1.0
+    resumed.run(path)
+    assert comparable_summary(tmp_path / "run") == comparable_summary(tmp_path / "clean")
+    steps = [
+        sum(e["type"] == "outer_step" for e in _events_of(tmp_path / d)) for d in ("run", "clean")
+    ]
+    assert steps[0] == steps[1], "the resumed run took no outer step the clean run did not"

@@ -78,32 +78,21 @@ class CoEvolution(Wiring, Generation, Validation, OuterStep, Telemetry, State, O
         try:
             if self.initial is None:
                 self._start()
-            batch = self.batch(self.epoch, self.harness)
-            g, every = self.inner.generation, self.cfg.outer.every
-            if (
-                0 < g < self.cfg.inner.generations
-                and g % every == 0
-                and self.outer_step < g // every
-            ):
-                # resumed from the checkpoint written before this generation's outer step
-                if self.cfg.outer.enabled and self._outer_affordable():
-                    batch = self._outer_step(batch)
-                else:
-                    self._monitor_step()
-                self.checkpoint()
+            batch = self.batch(self.epoch, self.drawn)
+            if self.outer_due:  # resumed from the checkpoint written before an outer step
+                batch = self._outer_or_monitor_step(batch)
             while self.inner.generation < self.cfg.inner.generations:
-                self.epoch = self._generation(self.inner, batch, self.harness, self.epoch)
+                self.epoch = self._generation(
+                    self.inner, batch, self.harness, self.epoch, self.drawn
+                )
                 self._emit_generation(self.inner, batch)
                 self._watch_generation()
                 self._validate_generation(batch)
-                self.checkpoint()
                 g = self.inner.generation
-                if g % self.cfg.outer.every == 0 and g < self.cfg.inner.generations:
-                    if self.cfg.outer.enabled and self._outer_affordable():
-                        batch = self._outer_step(batch)
-                    else:
-                        self._monitor_step()
-                    self.checkpoint()
+                self.outer_due = g % self.cfg.outer.every == 0 and g < self.cfg.inner.generations
+                self.checkpoint()
+                if self.outer_due:
+                    batch = self._outer_or_monitor_step(batch)
         except BudgetExceeded as exc:
             stopped = "budget"
             self.emit(ev.BUDGET_EXHAUSTED, message=str(exc), budget=self.budget.snapshot())
@@ -118,6 +107,17 @@ class CoEvolution(Wiring, Generation, Validation, OuterStep, Telemetry, State, O
         finally:
             if rd is not None:
                 rd.close()
+
+    def _outer_or_monitor_step(self, batch: list[Instance]) -> list[Instance]:
+        """The step due after a generation: an outer step (when on and affordable), else the
+        monitor step; then a checkpoint. Returns the main line's batch."""
+        if self.cfg.outer.enabled and self._outer_affordable():
+            batch = self._outer_step(batch)
+        else:
+            self._monitor_step()
+        self.outer_due = False
+        self.checkpoint()
+        return batch
 
     def _start(self) -> None:
         self.emit(
@@ -145,6 +145,7 @@ class CoEvolution(Wiring, Generation, Validation, OuterStep, Telemetry, State, O
             self.emit(ev.WARNING, message=vs.message)
         if self.cfg.init_from:
             self._warm_start(self.cfg.init_from)
+        self.drawn = self.harness
         batch = self.batch(self.epoch, self.harness)
         initial = self.inner.ask()
         self.inner.tell(self.fitness_of(initial, batch, self.harness))

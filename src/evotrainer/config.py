@@ -196,8 +196,9 @@ class OuterConfig(_Strict):
         "generation, neighbour moves included); each variant ranks its population by its own "
         "reward weights (calls only for a raced-out child a variant would promote) and the "
         "distinct bests are validated: an outer step costs about one generation more than the "
-        "GA alone. The variant's batch genes (L, real share, task mix) take effect from the next "
-        "batch if it wins; they are not trialled. 'rerun': each variant runs its own trial on "
+        "GA alone. A variant's real share is trialled by weighting the batch's real and "
+        "synthetic instances to it; its L and task mix take effect from the next batch if it "
+        "wins, untrialled. 'rerun': each variant runs its own trial on "
         "its own batch (operators only), concurrently when the backend serves parallel "
         "requests: a full test of every gene, at variants+1 trial runs per step",
     )
@@ -216,6 +217,15 @@ class OuterConfig(_Strict):
     difficulty_step: float = Field(0.1, gt=0, le=0.5, description="how far L moves per step")
     real_share_step: float = Field(
         0.2, gt=0, le=1, description="how far the share of real training instances moves"
+    )
+    reference_shift: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="when the inner loop's best validates clearly below the best validated "
+        "policy (the proxy misleads) and real training instances exist, the steered variant "
+        "moves this share of the other components' weight onto the reference components "
+        "(ref_*, the validation metric on real training meetings); 0 = never",
     )
     rollback_patience: int = Field(2, ge=1, description="roll back after N falls of s_val")
     reinject_best: bool = Field(

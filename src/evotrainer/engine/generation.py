@@ -10,6 +10,7 @@ from evotrainer.errors import ConfigError
 from evotrainer.evaluation.evaluator import PolicyFitness
 from evotrainer.harness.genome import HarnessGenome
 from evotrainer.harness.reward import weighted_reward
+from evotrainer.harness.training_set import share_weights
 from evotrainer.loops.inner import PolicyOptimizer
 from evotrainer.loops.rng import stream
 from evotrainer.policy.genome import PolicyGenome
@@ -37,8 +38,11 @@ class Generation:
         harness: HarnessGenome,
         epoch: int | None = None,
         race: PolicyOptimizer | None = None,
+        drawn: HarnessGenome | None = None,
     ) -> dict[str, PolicyFitness]:
-        """Fitness on ``batch``; with ``race``, new policies race against its population."""
+        """Fitness on ``batch``; with ``race``, new policies race against its population.
+        ``drawn``: the harness that drew ``batch`` when it is not ``harness``; its instances
+        are then weighted to ``harness``'s real share (``share_weights``)."""
         for p in policies:
             self.policies.setdefault(p.id, p)
         return self.judge(
@@ -48,20 +52,32 @@ class Generation:
             self.epoch if epoch is None else epoch,
             incumbents=race.complete(batch) if race is not None else (),
             survivors=self.cfg.inner.elites,
+            instance_weights=(
+                share_weights(batch, drawn.real_share, harness.real_share) if drawn else None
+            ),
         )
 
     def _generation(
-        self, opt: PolicyOptimizer, batch: list[Instance], h: HarnessGenome, epoch: int
+        self,
+        opt: PolicyOptimizer,
+        batch: list[Instance],
+        h: HarnessGenome,
+        epoch: int,
+        drawn: HarnessGenome | None = None,
     ) -> int:
-        """One inner generation; returns the epoch (it advances with per-generation batches)."""
+        """One inner generation; returns the epoch (it advances with per-generation batches).
+        ``drawn``: the harness that drew ``batch``, when not ``h`` (``fitness_of``)."""
         if self.cfg.inner.batch == "per_generation" and opt.population:
             epoch += 1
             batch[:] = self.batch(epoch, h)
+            drawn = None
+            if opt is self.inner:
+                self.drawn = h
             opt.shrink_to_elites()
             opt.refit(self.fitness_of(opt.population, batch, h, epoch))
         self._refresh_resources(opt, h, batch)
         candidates = opt.ask()
-        evaluate = lambda cs: self.fitness_of(cs, batch, h, epoch, race=opt)  # noqa: E731
+        evaluate = lambda cs: self.fitness_of(cs, batch, h, epoch, race=opt, drawn=drawn)  # noqa: E731
         if self.surrogate is not None and opt.population:  # children: screened first
             k = self.cfg.inner.race_first
             cost = k if 0 < k < len(batch) else len(batch)

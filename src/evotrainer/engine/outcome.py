@@ -39,7 +39,7 @@ class Outcome:
         if stopped == "completed" or held_back:
             try:
                 last = self.validate([final_best], "final", race=True)[final_best.id]
-                batch = self.batch(self.epoch, self.harness)
+                batch = self.batch(self.epoch, self.drawn)
                 div = self.meta.population_diversity(self.inner, batch)
                 self._archive(final_best, self.harness, last, div)
             except BudgetExceeded as exc:

@@ -23,7 +23,8 @@ from evotrainer.loops.weakness import DISAGREE, WeaknessReport
 from evotrainer.run import events as ev
 from evotrainer.types import Instance, ValidationResult
 
-Trial = tuple[PolicyOptimizer, list[Instance], int]  # a trial's population, batch and epoch
+# a trial's population, batch, epoch and the harness that drew the batch
+Trial = tuple[PolicyOptimizer, list[Instance], int, HarnessGenome]
 Move = tuple[str, str]  # a queued neighbour move (kind, value)
 
 
@@ -39,9 +40,11 @@ class OuterStep:
         self._archive(best, self.harness, current, div)
         rollback = self.hopt.observe(self.meta.score(self.meta.vector(best.id, current, div)))
         if rollback is not None:
-            fit = self.fitness_of([rollback.policy], batch, self.harness)
+            fit = self.fitness_of([rollback.policy], batch, self.harness, drawn=self.drawn)
             self.inner.inject(rollback.policy, fit[rollback.policy.id])
-            self.inner.refit(self.fitness_of(self.inner.population, batch, self.harness))
+            self.inner.refit(
+                self.fitness_of(self.inner.population, batch, self.harness, drawn=self.drawn)
+            )
             self.emit(
                 ev.ROLLBACK,
                 to_policy=rollback.policy.id,
@@ -61,7 +64,9 @@ class OuterStep:
                 self.outer_step,
             )
             self.emit(ev.DEFENCE_REFIT, outer_step=self.outer_step, **refit)
-            self.inner.refit(self.fitness_of(self.inner.population, batch, self.harness))
+            self.inner.refit(
+                self.fitness_of(self.inner.population, batch, self.harness, drawn=self.drawn)
+            )
         report = self._weakness(self.inner, batch, current)
         self._suspects.clear()
         variants = self.hopt.ask(report)
@@ -69,10 +74,10 @@ class OuterStep:
             trials, moves = self._rerank_trials(variants)
         else:
             trials, moves = self._rerun_trials(variants)
-        bests = [opt.best() for opt, _, _ in trials]
+        bests = [opt.best() for opt, *_ in trials]
         results = self.validate(bests, "trial", race=True)
         s_vals = [results[b.id].s_val for b in bests]
-        divs = [self.meta.population_diversity(opt, tb) for opt, tb, _ in trials]
+        divs = [self.meta.population_diversity(opt, tb) for opt, tb, *_ in trials]
         vectors = [
             self.meta.vector(b.id, results[b.id], d) for b, d in zip(bests, divs, strict=True)
         ]
@@ -82,9 +87,9 @@ class OuterStep:
         scores = [self.meta.score(v) for v in vectors]
         decision = self.hopt.tell(scores, choice, why)
         self.trial_generations += self.cfg.outer.trial_generations * self._trial_runs(len(variants))
-        self.inner, batch, self.epoch = trials[decision.index]
+        self.inner, batch, self.epoch, self.drawn = trials[decision.index]
         self.inner.moves = moves
-        for opt, _, _ in trials:  # never propose again what a sibling trial already tried
+        for opt, *_ in trials:  # never propose again what a sibling trial already tried
             self.inner.seen |= opt.seen  # (and a resumed run, whose memory lacks their
             # rollouts, proposes exactly what the uninterrupted run proposes)
         if self.monitor:
@@ -157,7 +162,7 @@ class OuterStep:
             opt = self.inner.clone(stream(self.cfg.seed, "trial", self.outer_step, i))
             tb, epoch = self._trial_run(opt, h)
             self._trial_finished(i, len(variants), opt)
-            return opt, tb, epoch
+            return opt, tb, epoch, h
 
         # Trials make children by the operators only: with one neighbour queue they would all
         # make the same children, and sibling trials would read each other's rollouts of them
@@ -170,24 +175,26 @@ class OuterStep:
     def _rerank_trials(self, variants: list[HarnessGenome]) -> tuple[list[Trial], list[Move]]:
         """``outer.trials: rerank``: one trial run under the current harness on a fresh batch
         (the main line's next generation, its neighbour queue included), then each variant
-        ranks that population by its own weights. Ranking needs no new rollouts except for a
-        child that racing stopped early and a variant's weights would promote: it meets the
-        rest of the batch. Every variant's trial shares the batch and the children, so the
-        validation that follows compares what the weights choose, not which trial was luckier
-        with its children."""
+        ranks that population by its own weights, and by its own real share: the batch's real
+        and synthetic instances weighted to it (``share_weights``). Ranking needs no new
+        rollouts except for a child that racing stopped early and a variant would promote: it
+        meets the rest of the batch. Every variant's trial shares the batch and the children,
+        so the validation that follows compares what the variants choose, not which trial was
+        luckier with its children. A winner's L and task mix apply from the next batch."""
         n = len(variants)
-        self._trial_started(0, n, self.harness)
+        drawer = self.harness
+        self._trial_started(0, n, drawer)
         opt = self.inner.clone(stream(self.cfg.seed, "trial", self.outer_step, 0))
         opt.moves = list(self.inner.moves)  # one trial run: no sibling shares the queue
-        tb, epoch = self._trial_run(opt, self.harness)
+        tb, epoch = self._trial_run(opt, drawer)
         trials: list[Trial] = []
         for i, h in enumerate(variants):
-            if i or h.id != self.harness.id:
+            if i or h.id != drawer.id:
                 self._trial_started(i, n, h)
             twin = opt.clone(stream(self.cfg.seed, "trial", self.outer_step, i))
-            twin.refit(self.fitness_of(twin.population, tb, h, epoch, race=opt))
+            twin.refit(self.fitness_of(twin.population, tb, h, epoch, race=opt, drawn=drawer))
             self._trial_finished(i, n, twin)
-            trials.append((twin, tb, epoch))
+            trials.append((twin, tb, epoch, drawer))
         return trials, list(opt.moves)
 
     def _outer_affordable(self) -> bool:
@@ -244,7 +251,7 @@ class OuterStep:
         self._read_ratings()
         best = self.inner.best()
         v = self.validate([best], "incumbent", race=True)[best.id]
-        div = self.meta.population_diversity(self.inner, self.batch(self.epoch, self.harness))
+        div = self.meta.population_diversity(self.inner, self.batch(self.epoch, self.drawn))
         self._archive(best, self.harness, v, div)
         self.hopt.s_val_history.append(self.meta.score(self.meta.vector(best.id, v, div)))
         if self.monitor:

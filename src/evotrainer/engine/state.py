@@ -11,6 +11,7 @@ from typing import Any, Self
 
 from evotrainer.engine.telemetry import Observer, _finite
 from evotrainer.evaluation.runner import Runner
+from evotrainer.harness.genome import HarnessGenome
 from evotrainer.llm.base import LLMClient
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.run import events as ev
@@ -29,7 +30,9 @@ class State:
             "inner": self.inner.state_dict(),
             "outer": self.hopt.state_dict(),
             "epoch": self.epoch,
+            "drawn": self.drawn.to_json(),
             "outer_step": self.outer_step,
+            "outer_due": self.outer_due,
             "trial_generations": self.trial_generations,
             "initial": list(self.initial) if self.initial else None,
             "budget": self.budget.snapshot(),
@@ -63,7 +66,18 @@ class State:
         self.inner.load_state_dict(s["inner"])
         self.hopt.load_state_dict(s["outer"])
         self.epoch = int(s["epoch"])
+        # checkpoints from before the field: the batch was drawn by the current harness
+        self.drawn = HarnessGenome.from_json(s["drawn"]) if s.get("drawn") else self.harness
         self.outer_step = int(s["outer_step"])
+        if "outer_due" in s:
+            self.outer_due = bool(s["outer_due"])
+        else:  # checkpoints from before the field: the rule they were resumed by
+            g, every = self.inner.generation, self.cfg.outer.every
+            self.outer_due = (
+                0 < g < self.cfg.inner.generations
+                and g % every == 0
+                and self.outer_step < g // every
+            )
         self.trial_generations = int(s["trial_generations"])
         self.initial = (s["initial"][0], float(s["initial"][1])) if s["initial"] else None
         self.meta.baseline = self.initial[0] if self.initial else None
@@ -100,6 +114,7 @@ class State:
         index = {
             "generation": self.inner.generation,
             "outer_step": self.outer_step,
+            "outer_due": self.outer_due,
             "best_policy": best.id,
             "best_fitness": _finite(self.inner.fitness[best.id].fitness),
             "last_s_val": self.hopt.s_val_history[-1] if self.hopt.s_val_history else None,
@@ -128,7 +143,7 @@ class State:
         load_state_into(co, state, path)  # a malformed state is a CheckpointError
         # what an uninterrupted run holds in memory: the population's rollouts on the current
         # batch (answered by the cache; the budget is restored so they are not counted twice)
-        co.fitness_of(co.inner.population, co.batch(co.epoch, co.harness), co.harness)
+        co.fitness_of(co.inner.population, co.batch(co.epoch, co.drawn), co.harness, drawn=co.drawn)
         co.budget.restore(state["budget"])
         co._seq = int(path.stem.split("-")[1])
         co._notes += [(ev.WARNING, {"message": w}) for w in warnings]

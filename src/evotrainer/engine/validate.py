@@ -111,7 +111,7 @@ class Validation:
     def _protect(self, entry: ArchiveEntry, batch: list[Instance], **event: object) -> None:
         """Put an archived policy into the population as the protected elite (scored on
         ``batch``, memoised when it was scored there) and say so (a ``reinject`` event)."""
-        fit = self.fitness_of([entry.policy], batch, self.harness)
+        fit = self.fitness_of([entry.policy], batch, self.harness, drawn=self.drawn)
         self.inner.inject(entry.policy, fit[entry.policy.id], protect=True)
         if self.cfg.inner.anchor_share > 0:  # the new anchor: try its structural neighbours
             self.inner.explore_neighbours(entry.policy)

@@ -211,7 +211,11 @@ class Wiring:
         self.inner = self._new_inner(seeds)
         self.policies: dict[str, PolicyGenome] = {}  # every policy ever made, for lineage
         self.epoch = 0
+        # the harness that drew the main line's batch: the current one, except after an outer
+        # step whose rerank winner (or a rollback) changed the harness, until the next draw
+        self.drawn: HarnessGenome = self.harness
         self.outer_step = 0
+        self.outer_due = False  # a generation is done and its outer (or monitor) step is not
         self.trial_generations = 0
         self.initial: tuple[str, float] | None = None  # (policy id, s_val)
         self.elapsed_before = 0.0

@@ -186,11 +186,16 @@ class Evaluator:
         instances: Sequence[Instance],
         weights: Mapping[str, float],
         worst_k: int = 3,
+        instance_weights: Mapping[str, float] | None = None,
     ) -> PolicyFitness:
-        """Mean weighted reward of stored rollouts (no LLM calls): re-weighting is free."""
+        """Mean weighted reward of stored rollouts (no LLM calls): re-weighting is free. With
+        ``instance_weights`` (by instance id; ``training_set.share_weights``) the fitness is
+        their weighted mean instead (the plain mean where they sum to 0 on ``instances``)."""
         recs = [(i, self.store[(policy_id, i.id)]) for i in instances]
         rewards = [weighted_reward(r.vector, weights) for _, r in recs]
         n = len(recs)
+        shares = [instance_weights.get(i.id, 0.0) for i, _ in recs] if instance_weights else []
+        total = sum(shares)
         comps: dict[str, float] = {}
         for name in self.components:  # mean over the rollouts the component applies to
             vals = [s for _, r in recs if (s := r.vector.applicable().get(name)) is not None]
@@ -214,7 +219,13 @@ class Evaluator:
             lines.append(line)
         return PolicyFitness(
             policy_id=policy_id,
-            fitness=sum(rewards) / n if n else 0.0,
+            fitness=(
+                sum(w * r for w, r in zip(shares, rewards, strict=True)) / total
+                if total > 0
+                else sum(rewards) / n
+                if n
+                else 0.0
+            ),
             components=comps,
             n=n,
             errors=sum(1 for _, r in recs if r.rollout.error),

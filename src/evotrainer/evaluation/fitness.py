@@ -77,19 +77,25 @@ class FitnessJudge:
         epoch: int,
         incumbents: Sequence[PolicyGenome] = (),
         survivors: int = 0,
+        instance_weights: Mapping[str, float] | None = None,
     ) -> dict[str, PolicyFitness]:
         """Fitness of ``policies`` on ``batch``. With ``incumbents`` (already evaluated on the
-        batch) and racing on, new policies race against them for ``survivors`` places."""
-        estimates = self._race(policies, batch, harness, incumbents, survivors)
+        batch) and racing on, new policies race against them for ``survivors`` places.
+        ``instance_weights``: the batch's instances weighted (``Evaluator.fitness``)."""
+        estimates = self._race(policies, batch, harness, incumbents, survivors, instance_weights)
         out = {}
         for p in policies:
             if p.id in estimates:
                 first = batch[: self.race_first]
-                fit = self.evaluator.fitness(p.id, first, harness.weights, self.reflect_examples)
+                fit = self.evaluator.fitness(
+                    p.id, first, harness.weights, self.reflect_examples, instance_weights
+                )
                 fit = replace(fit, fitness=estimates[p.id])
                 evaluated: Sequence[Instance] = first
             else:
-                fit = self.evaluator.fitness(p.id, batch, harness.weights, self.reflect_examples)
+                fit = self.evaluator.fitness(
+                    p.id, batch, harness.weights, self.reflect_examples, instance_weights
+                )
                 evaluated = batch
             violations = self.violations(p, evaluated)
             if violations:
@@ -112,6 +118,7 @@ class FitnessJudge:
         harness: HarnessGenome,
         incumbents: Sequence[PolicyGenome],
         survivors: int,
+        instance_weights: Mapping[str, float] | None = None,
     ) -> dict[str, float]:
         """Evaluate ``policies`` on the batch, racing; returns the estimates of those stopped
         early (the rest are evaluated on the whole batch)."""
@@ -120,9 +127,9 @@ class FitnessJudge:
         if k <= 0 or len(batch) <= k or not incumbents or survivors <= 0 or not new:
             self.evaluator.evaluate(policies, batch)
             return {}
-        w = harness.weights
+        w, iw = harness.weights, instance_weights
         full = {
-            p.id: self.evaluator.fitness(p.id, batch, w).fitness
+            p.id: self.evaluator.fitness(p.id, batch, w, instance_weights=iw).fitness
             for p in incumbents
             if all((p.id, i.id) in self.evaluator.store for i in batch)
         }
@@ -134,11 +141,12 @@ class FitnessJudge:
         ref = max(full, key=lambda pid: (full[pid], pid))
         first = batch[:k]
         self.evaluator.evaluate(new, first)
-        ref_first = self.evaluator.fitness(ref, first, w).fitness
+        ref_first = self.evaluator.fitness(ref, first, w, instance_weights=iw).fitness
         estimates = {}
         promoted = []
         for p in new:
-            est = full[ref] + self.evaluator.fitness(p.id, first, w).fitness - ref_first
+            est = full[ref] + self.evaluator.fitness(p.id, first, w, instance_weights=iw).fitness
+            est -= ref_first
             if est >= cutoff - self.race_margin:
                 promoted.append(p)
             else:

@@ -100,3 +100,21 @@ class BatchSource:
             for j in range(m)
         ]
         return _weighted_sample(self.real, weights, k, rng)
+
+
+def share_weights(
+    batch: Sequence[Instance], drawn_share: float, share: float
+) -> dict[str, float] | None:
+    """Instance weights that make a batch drawn with real share ``drawn_share`` stand for one
+    drawn with ``share``: the weighted mean reward is ``share`` x the mean over its real
+    instances + (1 - ``share``) x the mean over its synthetic ones (the same rollouts, no
+    call). How the outer loop's ``rerank`` trials a variant's real-share gene on the batch the
+    trial drew. None (the plain mean) when the shares are equal or the batch holds one kind."""
+    if abs(drawn_share - share) < 1e-9:
+        return None
+    n_real = sum(1 for i in batch if i.real)
+    n_synthetic = len(batch) - n_real
+    if n_real == 0 or n_synthetic == 0:
+        return None
+    real_w, synthetic_w = share / n_real, (1.0 - share) / n_synthetic
+    return {i.id: real_w if i.real else synthetic_w for i in batch}

@@ -27,6 +27,7 @@ from typing import Any
 
 from evotrainer.config import OuterConfig
 from evotrainer.harness.genome import HarnessBounds, HarnessGenome
+from evotrainer.harness.reference import metric_key
 from evotrainer.loops.cma_es import CMAES
 from evotrainer.loops.rng import rng_from_state, rng_state
 from evotrainer.loops.weakness import WeaknessReport
@@ -198,9 +199,15 @@ class HarnessOptimizer:
             real = self.bounds.clamp_real_share(real + self.cfg.real_share_step)
             if real != self.current.real_share:
                 notes.append(f"real share up to {real:.2f} (the proxy misleads)")
+        trusted = self._trust_references(report)
+        if trusted != self._weights_over_space():
+            notes.append(
+                f"moved {self.cfg.reference_shift:.0%} of the other components' weight to the "
+                "reference ones (the proxy misleads)"
+            )
         out = []
         for keep in (0.5, 0.1) if gamed else (1.0,):
-            w = self._weights_over_space()
+            w = dict(trusted)
             step_notes = list(notes)
             for comp in gamed:
                 moved = w[comp] * (1 - keep)
@@ -226,6 +233,27 @@ class HarnessOptimizer:
                 )
             )
         return out
+
+    def _trust_references(self, report: WeaknessReport) -> dict[str, float]:
+        """The weights over the space; when the inner loop's best validates clearly below the
+        best validated policy (the proxy misleads) and there are real training instances, a
+        share ``reference_shift`` of every other component's weight moved onto the reference
+        components (``ref_*``: the validation metric on real training instances), split
+        equally among the active ones (all of them when none is active)."""
+        w = self._weights_over_space()
+        refs = [k for k in self.space if metric_key(k) is not None]
+        shift = self.cfg.reference_shift
+        if not (self.real_pool and report.proxy_disagrees and refs and shift > 0):
+            return w
+        receivers = [k for k in refs if w[k] > 0] or refs
+        moved = 0.0
+        for k in self.space:
+            if k not in refs and w[k] > 0:
+                moved += w[k] * shift
+                w[k] -= w[k] * shift
+        for k in receivers:
+            w[k] += moved / len(receivers)
+        return w
 
     def _perturbations(self, n: int) -> list[HarnessGenome]:
         if self.cfg.optimizer == "cma":
