@@ -272,6 +272,8 @@ def test_steering_raises_the_real_share_and_the_reference_weight_when_the_proxy_
     base = HarnessGenome(0.3, {"completeness": 0.5, "ref_rougeL": 0.5}, real_share=0.4)
     space = ("completeness", "ref_rougeL")
 
+    steers: list[HarnessGenome] = []
+
     def steered(real_pool, best_s_val):
         hopt = HarnessOptimizer(
             OuterConfig(real_share_step=0.2),
@@ -291,13 +293,17 @@ def test_steering_raises_the_real_share_and_the_reference_weight_when_the_proxy_
         )
         # a steered variant equal to the incumbent is deduplicated away: then it is the incumbent
         variants = hopt.ask(report)
-        return next((v for v in variants if v.operator == "steer"), variants[0])
+        steers[:] = [v for v in variants if v.operator == "steer"]
+        return steers[0] if steers else variants[0]
 
     misled = steered(True, best_s_val=0.25)  # the proxy's best validates 0.10 below the best
     assert misled.real_share == pytest.approx(0.6) and "real share up" in misled.note
-    # ... and half of the other components' weight goes to the reference ones (reference_shift)
+    # ... and a line search towards the reference components: half of the other components'
+    # weight (reference_shift), then all of it, where only real instances can score
     assert misled.weights == pytest.approx({"completeness": 0.25, "ref_rougeL": 0.75})
     assert "reference ones" in misled.note
+    assert len(steers) == 2 and steers[1].weights == {"ref_rougeL": 1.0}
+    assert steers[1].real_share == 1.0 and "only they score" in steers[1].note
     agreed = steered(True, best_s_val=0.16)  # within DISAGREE
     assert agreed.real_share == pytest.approx(0.4) and agreed.weights == base.weights
     no_pool = steered(False, best_s_val=0.25)
@@ -630,24 +636,27 @@ def test_share_weights_stand_for_a_batch_drawn_at_another_real_share(tmp_path):
 
 
 def test_rerank_trials_a_variants_real_share_by_reweighting_the_batch(tmp_path):
-    """The steered variant (the proxy misleads: real share 0.5 -> 1.0, weight moved to the
-    reference components) ranks the shared trial population with the batch's real instances
-    weighted to its share: it picks FULL, which the incumbent's ranking does not, FULL
-    validates higher and the harness changes. Before, the real-share gene was not trialled."""
+    """The steered variants (the proxy misleads: real share 0.5 -> 1.0, half and then all of
+    the weight on the reference components) rank the shared trial population with the batch's
+    real instances weighted to their share: they pick FULL, which the incumbent's ranking does
+    not, FULL validates higher and the harness changes. Before, the real-share gene was not
+    trialled."""
     corpus = write_corpus(tmp_path / "train.jsonl", 10, seed=5)
     val = write_corpus(tmp_path / "val.jsonl", 8, seed=6)
     task = RecordingMeetingTask()
     co = CoEvolution(_share_config(tmp_path, corpus, val), task=task, llm=real_only(task))
     result = co.run(tmp_path / "run")
     first = next(e for e in _events_of(tmp_path / "run") if e["type"] == "outer_step")
-    incumbent, steered = first["variants"]
-    assert (incumbent["real_share"], steered["real_share"]) == (0.5, 1.0)
-    assert "reference ones" in steered["note"]
+    incumbent, *steered = first["variants"]
+    assert incumbent["real_share"] == 0.5 and steered
     ref = lambda w: w.get("ref_rougeL", 0) + w.get("ref_action_item_f1", 0)  # noqa: E731
-    assert ref(steered["weights"]) > ref(incumbent["weights"])
-    a, b = first["trial_best"]
-    assert a != b and FULL in co.policies[b].render() and FULL not in co.policies[a].render()
-    assert first["s_vals"][1] > first["s_vals"][0] and first["changed"]
+    for v in steered:
+        assert v["real_share"] == 1.0 and "reference ones" in v["note"]
+        assert ref(v["weights"]) > ref(incumbent["weights"])
+    a, *b = first["trial_best"]
+    assert FULL not in co.policies[a].render()
+    assert all(FULL in co.policies[x].render() for x in b)
+    assert min(first["s_vals"][1:]) > first["s_vals"][0] and first["changed"]
     assert result.summary["harness"]["real_share"] == 1.0
 
 

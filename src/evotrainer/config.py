@@ -223,9 +223,10 @@ class OuterConfig(_Strict):
         ge=0,
         le=1,
         description="when the inner loop's best validates clearly below the best validated "
-        "policy (the proxy misleads) and real training instances exist, the steered variant "
-        "moves this share of the other components' weight onto the reference components "
-        "(ref_*, the validation metric on real training meetings); 0 = never",
+        "policy (the proxy misleads) and real training instances exist, a line search towards "
+        "the reference components (ref_*, the validation metric on real training meetings): "
+        "one steered variant moves this share of the other components' weight onto them, "
+        "another all of it (with the real share at its upper bound); 0 = never",
     )
     rollback_patience: int = Field(2, ge=1, description="roll back after N falls of s_val")
     reinject_best: bool = Field(

@@ -199,61 +199,69 @@ class HarnessOptimizer:
             real = self.bounds.clamp_real_share(real + self.cfg.real_share_step)
             if real != self.current.real_share:
                 notes.append(f"real share up to {real:.2f} (the proxy misleads)")
-        trusted = self._trust_references(report)
-        if trusted != self._weights_over_space():
-            notes.append(
-                f"moved {self.cfg.reference_shift:.0%} of the other components' weight to the "
-                "reference ones (the proxy misleads)"
-            )
         out = []
-        for keep in (0.5, 0.1) if gamed else (1.0,):
-            w = dict(trusted)
-            step_notes = list(notes)
-            for comp in gamed:
-                moved = w[comp] * (1 - keep)
-                w[comp] -= moved
-                others = [k for k in self.space if k not in gamed and k not in self.hints.shape]
-                receivers = [k for k in others if w[k] == 0 and k in self.hints.receivers] or [
-                    k for k in others if w[k] > 0
-                ]
-                for k in receivers:
-                    w[k] += moved / len(receivers)
-                step_notes.append(
-                    f"kept {keep:.0%} of {comp} (saturated in training, low on validation)"
+        for trusted, share, trust_note in self._trust_references(report):
+            for keep in (0.5, 0.1) if gamed else (1.0,):
+                w = dict(trusted)
+                step_notes = [*notes, trust_note] if trust_note else list(notes)
+                for comp in gamed:
+                    if w[comp] <= 0:  # the references took all of its weight already
+                        continue
+                    moved = w[comp] * (1 - keep)
+                    w[comp] -= moved
+                    others = [k for k in self.space if k not in gamed and k not in self.hints.shape]
+                    receivers = [k for k in others if w[k] == 0 and k in self.hints.receivers] or [
+                        k for k in others if w[k] > 0
+                    ]
+                    for k in receivers:
+                        w[k] += moved / len(receivers)
+                    step_notes.append(
+                        f"kept {keep:.0%} of {comp} (saturated in training, low on validation)"
+                    )
+                out.append(
+                    HarnessGenome(
+                        diff,
+                        w,
+                        mix,
+                        real if share is None else share,
+                        operator="steer",
+                        parent=self.current.id,
+                        note="; ".join(step_notes),
+                    )
                 )
-            out.append(
-                HarnessGenome(
-                    diff,
-                    w,
-                    mix,
-                    real,
-                    operator="steer",
-                    parent=self.current.id,
-                    note="; ".join(step_notes),
-                )
-            )
         return out
 
-    def _trust_references(self, report: WeaknessReport) -> dict[str, float]:
-        """The weights over the space; when the inner loop's best validates clearly below the
-        best validated policy (the proxy misleads) and there are real training instances, a
-        share ``reference_shift`` of every other component's weight moved onto the reference
-        components (``ref_*``: the validation metric on real training instances), split
-        equally among the active ones (all of them when none is active)."""
+    def _trust_references(
+        self, report: WeaknessReport
+    ) -> list[tuple[dict[str, float], float | None, str]]:
+        """Where the steered variants put the weight: (weights over the space, a real share
+        that replaces the steered one or None, a note). As they are, unless the inner loop's
+        best validates clearly below the best validated policy (the proxy misleads) and there
+        are real training instances: then a line search towards the reference components
+        (``ref_*``: the validation metric on real training instances): a share
+        ``reference_shift`` of every other component's weight moved onto them, then all of it,
+        split equally among the active ones (all of them when none is active). With all of it,
+        no other component scores, so nothing scores a synthetic instance: the real share goes
+        to its upper bound (training only where the references are)."""
         w = self._weights_over_space()
         refs = [k for k in self.space if metric_key(k) is not None]
-        shift = self.cfg.reference_shift
-        if not (self.real_pool and report.proxy_disagrees and refs and shift > 0):
-            return w
+        first = self.cfg.reference_shift
+        if not (self.real_pool and report.proxy_disagrees and refs and first > 0):
+            return [(w, None, "")]
         receivers = [k for k in refs if w[k] > 0] or refs
-        moved = 0.0
-        for k in self.space:
-            if k not in refs and w[k] > 0:
-                moved += w[k] * shift
-                w[k] -= w[k] * shift
-        for k in receivers:
-            w[k] += moved / len(receivers)
-        return w
+        out = []
+        for shift in sorted({first, 1.0}):
+            moved = {k: v * shift for k, v in w.items() if k not in refs and v > 0}
+            trusted = {k: v - moved.get(k, 0.0) for k, v in w.items()}
+            for k in receivers:
+                trusted[k] += sum(moved.values()) / len(receivers)
+            note = f"moved {shift:.0%} of the other components' weight to the reference ones"
+            share = None
+            if shift >= 1.0:
+                share = self.bounds.real_share_max
+                note += f", real share {share:.2f} (only they score)"
+            out.append((trusted, share, note + " (the proxy misleads)"))
+        return out
 
     def _perturbations(self, n: int) -> list[HarnessGenome]:
         if self.cfg.optimizer == "cma":
