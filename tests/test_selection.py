@@ -304,6 +304,7 @@ def test_steering_raises_the_real_share_and_the_reference_weight_when_the_proxy_
     assert "reference ones" in misled.note
     assert len(steers) == 2 and steers[1].weights == {"ref_rougeL": 1.0}
     assert steers[1].real_share == 1.0 and "only they score" in steers[1].note
+    assert "real share up to" not in steers[1].note  # one note per gene
     agreed = steered(True, best_s_val=0.16)  # within DISAGREE
     assert agreed.real_share == pytest.approx(0.4) and agreed.weights == base.weights
     no_pool = steered(False, best_s_val=0.25)

@@ -195,15 +195,18 @@ class HarnessOptimizer:
             notes.append(f"more '{weak}' tasks")
         gamed = report.gamed(self._weights_over_space())
         real = self.current.real_share
+        real_note = ""
         if self.real_pool and (gamed or report.proxy_disagrees):
             real = self.bounds.clamp_real_share(real + self.cfg.real_share_step)
             if real != self.current.real_share:
-                notes.append(f"real share up to {real:.2f} (the proxy misleads)")
+                real_note = f"real share up to {real:.2f} (the proxy misleads)"
         out = []
         for trusted, share, trust_note in self._trust_references(report):
             for keep in (0.5, 0.1) if gamed else (1.0,):
                 w = dict(trusted)
-                step_notes = [*notes, trust_note] if trust_note else list(notes)
+                # a trust note that sets the real share replaces the steered share's note
+                step_notes = [*notes, *([real_note] if real_note and share is None else [])]
+                step_notes += [trust_note] if trust_note else []
                 for comp in gamed:
                     if w[comp] <= 0:  # the references took all of its weight already
                         continue
