@@ -6,6 +6,12 @@ answer is identical (text, finish reason, token counts).
 
     python benchmarks/batched_decoding.py                       # P = 1 2 4 8 16, ~15 min
     python benchmarks/batched_decoding.py --p 1 4 --meetings 1 --max-tokens 32   # a quick look
+    python benchmarks/batched_decoding.py --steps --out benchmarks/results/batched_steps.json
+
+``--steps``: what one decoding step costs by the number of rows (sequences) in it, on the
+first meeting with the first policy's prompt P times (llama_decode timed step by step), and
+where a group's time goes: the shared prefill, the prompt tails, the decoding steps, the rest
+(sampling, detokenizing, stop checks in Python).
 
 Writes benchmarks/results/batched_decoding.json and prints the table for docs/efficiency.md.
 Run it on an idle machine (timings under load are meaningless); ``--threads`` fixes llama.cpp's
@@ -63,6 +69,76 @@ def measure(model: LlamaCppLLM, prompts_by_meeting, params, batched: bool) -> di
     }
 
 
+class StepTimer:
+    """Times every ``llama_decode`` of a BatchDecoder, by the number of tokens in the batch."""
+
+    def __init__(self, decoder: BatchDecoder) -> None:
+        self.by_rows: dict[int, list[float]] = {}
+        inner = decoder._decode
+
+        def timed(entries):
+            t0 = time.perf_counter()
+            inner(entries)
+            self.by_rows.setdefault(len(entries), []).append(time.perf_counter() - t0)
+
+        decoder._decode = timed  # type: ignore[method-assign]
+
+
+def step_costs(model: LlamaCppLLM, prompts, params, ps: list[int]) -> dict[str, Any]:
+    """Per-step cost by rows (one prompt repeated P times: every step has P rows until the
+    end), and a breakdown of one group of P = max(ps) different prompts."""
+    from evotrainer.llm.llamacpp_batch import capture_completion_args, prepare
+
+    def prepared(messages):
+        return prepare(
+            model._llm, capture_completion_args(model._llm, model._chat_kwargs(messages, params))
+        )
+
+    rows = []
+    for p in ps:
+        decoder = BatchDecoder(model._llm, p)
+        decoder._context(
+            max(model.count_tokens(m[-1].content) for m in prompts) + 64 + params.max_tokens
+        )
+        timer = StepTimer(decoder)
+        decoder.run([prepared(prompts[0])] * p)
+        steps = timer.by_rows.get(p, [])
+        ms = 1000 * sum(steps) / len(steps)
+        rows.append(
+            {
+                "rows": p,
+                "steps": len(steps),
+                "ms_per_step": round(ms, 2),
+                "ms_per_token": round(ms / p, 2),
+            }
+        )
+        decoder.close()
+        C.log(f"{p} rows: {ms:.1f} ms per step, {ms / p:.2f} ms per token")
+    p = max(ps)
+    decoder = BatchDecoder(model._llm, p)
+    decoder._context(
+        max(model.count_tokens(m[-1].content) for m in prompts) + 64 + params.max_tokens
+    )
+    timer = StepTimer(decoder)
+    group = [prepared(m) for m in prompts[:p]]
+    t0 = time.perf_counter()
+    decoder.run(group)
+    wall = time.perf_counter() - t0
+    calls = sorted((n, sum(ts)) for n, ts in timer.by_rows.items())
+    big = [(n, s) for n, s in calls if n > p]  # the shared prefill and the prompt tails
+    decode_s = sum(s for n, s in calls if n <= p)
+    breakdown = {
+        "p": p,
+        "wall_s": round(wall, 3),
+        "prefill_and_tails_s": round(sum(s for _, s in big), 3),
+        "prefill_and_tails_tokens": sum(n for n, _ in big),
+        "decode_steps_s": round(decode_s, 3),
+        "python_s": round(wall - sum(s for _, s in calls), 3),
+    }
+    decoder.close()
+    return {"by_rows": rows, "group": breakdown}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--p", type=int, nargs="+", default=[1, 2, 4, 8, 16])
@@ -73,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-input-tokens", type=int, default=512)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--out", default=str(C.RESULTS / "batched_decoding.json"))
+    ap.add_argument("--steps", action="store_true", help="per-step cost by rows (see above)")
     args = ap.parse_args(argv)
 
     task = MeetingTask(max_input_tokens=args.max_input_tokens)
@@ -82,6 +159,18 @@ def main(argv: list[str] | None = None) -> int:
     params = SamplingParams(temperature=0.0, max_tokens=args.max_tokens, seed=0)
     model = LlamaCppLLM(smollm2_path(), n_ctx=4096, n_threads=args.threads, label="smollm2")
     forget(model)  # warm up
+    if args.steps:
+        first = [task.render(pol.render(), split.instances[0])[0] for pol in pool]
+        got = step_costs(model, first, params, args.p)
+        C.write_json(Path(args.out), {"machine": C.machine(), "settings": vars(args), **got})
+        print("\n| rows per step | ms per step | ms per token | tokens/s |")
+        print("|---|---|---|---|")
+        for r in got["by_rows"]:
+            print(
+                f"| {r['rows']} | {r['ms_per_step']:.1f} | {r['ms_per_token']:.2f} | {1000 / r['ms_per_token']:.0f} |"
+            )
+        print(got["group"])
+        return 0
     rows = []
     for p in args.p:
         prompts = [
