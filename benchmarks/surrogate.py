@@ -7,6 +7,8 @@ held-out Spearman (its predictions made before the children were evaluated, agai
 fitness change).
 
     python benchmarks/surrogate.py                               # 3 seeds x 2 arms, ~1.5 h
+    python benchmarks/surrogate.py --arms off --threads 1 &       # two processes, one core each,
+    python benchmarks/surrogate.py --arms on --threads 1          # sharing the work directory
     python benchmarks/surrogate.py --seeds 0 --budget 200        # one pair, ~25 min
     python benchmarks/surrogate.py --set surrogate.min_spearman=0.1
     python benchmarks/surrogate.py --replay RUN_DIR [RUN_DIR ...]  # no LLM call: seconds
@@ -16,8 +18,10 @@ the engine, e.g. those of benchmarks/quality.py): generation by generation, the 
 predicts each new child from its parents' fitness in the generation before, then learns from
 it, as it would have online (children made by harness trials are left out, as online).
 
-Writes benchmarks/results/surrogate.json and prints the table for docs/efficiency.md. Run from
-the repository root, on an idle machine.
+Writes benchmarks/results/surrogate.json (after every finished run: every run finished so far)
+and prints the table for docs/efficiency.md. Resumable: a finished run (its row in the work
+directory, same settings) is not run again. Run from the repository root; the numbers are
+s_val, generations and calls, not times, so two single-threaded processes may share the cores.
 """
 
 from __future__ import annotations
@@ -104,11 +108,23 @@ def replay(run_dirs: list[str], min_train: int) -> dict[str, Any]:
     return {"heldout_spearman": rho, "pairs": len(pairs), "rows": len(sur.rows), "runs": per_run}
 
 
+def _rows(work: Path, settings: dict[str, Any]) -> list[dict[str, Any]]:
+    """The finished runs in ``work`` made with ``settings`` (several processes may share the
+    work directory, each with its own ``--seeds``), by seed and arm."""
+    rows = []
+    for path in sorted(work.glob("*.row.json")):
+        doc = json.loads(path.read_text())
+        if doc.get("settings") == settings:
+            rows.append({**doc["row"], "threads": doc.get("threads")})
+    return sorted(rows, key=lambda r: (r["seed"], r["arm"] != "off"))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--replay", nargs="+", metavar="RUN_DIR", help="existing runs: no LLM call")
     ap.add_argument("--min-train", type=int, default=12)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--arms", nargs="+", choices=("off", "on"), default=["off", "on"])
     ap.add_argument("--budget", type=int, default=300, help="budget.max_calls of every run")
     ap.add_argument("--generations", type=int, default=12, help="more than the budget allows")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
@@ -130,17 +146,25 @@ def main(argv: list[str] | None = None) -> int:
         f"inner.generations={args.generations}",
         *args.extra,
     ]
-    rows = []
-    for seed in args.seeds:
-        for arm in ("off", "on"):
+    out = Path(args.out or C.RESULTS / "surrogate.json")
+    settings = {k: v for k, v in vars(args).items() if k not in ("out", "seeds", "arms", "threads")}
+    for seed in args.seeds:  # resumable: a finished run's row is kept and not run again
+        for arm in args.arms:
+            path = work / f"{arm}-seed{seed}.row.json"
+            done = json.loads(path.read_text()) if path.is_file() else None
+            if done is not None and done.get("settings") == settings:
+                continue
             over = [
                 *base,
                 f"seed={seed}",
                 f"surrogate.enabled={'true' if arm == 'on' else 'false'}",
             ]
-            rows.append({"seed": seed, "arm": arm, **run(work, f"{arm}-seed{seed}", over)})
-    out = Path(args.out or C.RESULTS / "surrogate.json")
-    C.write_json(out, {"machine": C.machine(), "settings": vars(args), "runs": rows})
+            row = {"seed": seed, "arm": arm, **run(work, f"{arm}-seed{seed}", over)}
+            C.write_json(path, {"settings": settings, "threads": args.threads, "row": row})
+            rows = _rows(work, settings)  # every finished run so far, of any process
+            C.write_json(out, {"machine": C.machine(), "settings": settings, "runs": rows})
+    rows = _rows(work, settings)
+    C.write_json(out, {"machine": C.machine(), "settings": settings, "runs": rows})
 
     def mean(arm: str, key: str) -> float | None:
         xs = [r[key] for r in rows if r["arm"] == arm and r.get(key) is not None]
@@ -154,7 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         s = r["surrogate"] or {}
         print(
-            f"| {r['seed']} | {r['arm']} | {r['final_s_val']:.4f} | "
+            f"| {r['seed']} | {r['arm']} | "
+            f"{'n/a' if r['final_s_val'] is None else format(r['final_s_val'], '.4f')} | "
             f"{r['confirmation_winner_s_val'] if r['confirmation_winner_s_val'] is not None else 'n/a'} | "
             f"{r['generations']} | {r['backend_calls']} | {s.get('screened', '-')} | "
             f"{s.get('evaluations_skipped_at_least', '-')} | {s.get('heldout_spearman', '-')} |"
