@@ -311,6 +311,45 @@ def test_steering_raises_the_real_share_and_the_reference_weight_when_the_proxy_
     assert no_pool.real_share == pytest.approx(0.4) and no_pool.weights == base.weights
 
 
+def test_the_outer_step_cost_counts_every_steered_variant():
+    """A gamed component while the proxy misleads: the line search towards the references and
+    two kept shares of the gamed weight make up to four steered variants, more than
+    ``outer.variants``; the outer step's cost estimate (``skip_unaffordable``) counts them."""
+    from evotrainer.config import OuterConfig
+    from evotrainer.harness.genome import HarnessBounds
+    from evotrainer.loops.outer import HarnessOptimizer
+    from evotrainer.loops.rng import stream
+    from evotrainer.loops.weakness import WeaknessReport
+
+    base = HarnessGenome(0.3, {"completeness": 0.5, "format": 0.2, "ref_rougeL": 0.3})
+    space = ("completeness", "format", "ref_rougeL")
+    report = WeaknessReport(
+        s_val=0.15,
+        s_val_by_length={},
+        train_reward=0.6,
+        train_components={"completeness": 1.0, "format": 1.0, "ref_rougeL": 0.2},
+        validation={"rougeL": 0.2},
+        best_s_val=0.25,
+        suspects=("completeness",),
+    )
+
+    def hopt(real_pool: bool) -> HarnessOptimizer:
+        cfg = OuterConfig(variants=1)
+        return HarnessOptimizer(
+            cfg, base, HarnessBounds(), stream(0, "t"), space, real_pool=real_pool
+        )
+
+    h = hopt(True)
+    variants = h.ask(report)
+    assert variants[0].id == base.id  # the incumbent
+    # half and all of the other weight to the references, each keeping half and a tenth of
+    # the gamed weight (with all of it moved, both keep the same: one variant)
+    assert len([v for v in variants if v.operator == "steer"]) == 3
+    assert h.cfg.variants < len(variants) - 1 <= h.max_variants() == 4
+    h = hopt(False)  # no real instances: no line search, two kept shares
+    assert len(h.ask(report)) - 1 <= h.max_variants() == 2
+
+
 def test_a_reinjected_policy_survives_selection_like_an_elite():
     from evotrainer.config import InnerConfig
     from evotrainer.evaluation.evaluator import PolicyFitness

@@ -221,9 +221,10 @@ class OuterStep:
         """An upper estimate of one outer step's calls: each trial run (one under ``rerank``,
         one per variant under ``rerun``) re-scores the elites on its batch and runs
         ``trial_generations`` generations of children (no racing cut, no operator calls), then
-        each trial's best and the incumbent meet the selection part."""
+        each trial's best and the incumbent meet the selection part. The variants counted are
+        the most the optimizer can propose (steered ones may outnumber ``outer.variants``)."""
         inner, outer = self.cfg.inner, self.cfg.outer
-        trials = outer.variants + int(outer.include_incumbent)
+        trials = self.hopt.max_variants() + int(outer.include_incumbent)
         children = outer.trial_generations * (inner.population - inner.elites)
         per_trial = (inner.elites + children) * inner.tasks_per_generation
         n_val = len(self.validator.instances)

@@ -176,6 +176,13 @@ class HarnessOptimizer:
         return HarnessDecision(chosen, idx, float(s_vals[idx]), changed, reason)
 
     # -- proposals ------------------------------------------------------------------------
+    def max_variants(self) -> int:
+        """The most variants ``ask`` can return besides the incumbent: ``variants``, or more
+        when the steered ones alone outnumber them (a line search towards the references, and
+        for a gamed component two kept shares along each of its steps)."""
+        steps = 2 if self.real_pool and 0 < self.cfg.reference_shift < 1 else 1
+        return max(self.cfg.variants, steps * 2)
+
     def _weights_over_space(self) -> dict[str, float]:
         return {k: float(self.current.weights.get(k, 0.0)) for k in self.space}
 
