@@ -7,6 +7,7 @@ answer is identical (text, finish reason, token counts).
     python benchmarks/batched_decoding.py                       # P = 1 2 4 8 16, ~15 min
     python benchmarks/batched_decoding.py --p 1 4 --meetings 1 --max-tokens 32   # a quick look
     python benchmarks/batched_decoding.py --steps --out benchmarks/results/batched_steps.json
+    python benchmarks/batched_decoding.py --steps --model other.gguf   # another GGUF file
 
 ``--steps``: what one decoding step costs by the number of rows (sequences) in it, on the
 first meeting with the first policy's prompt P times (llama_decode timed step by step), and
@@ -150,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--out", default=str(C.RESULTS / "batched_decoding.json"))
     ap.add_argument("--steps", action="store_true", help="per-step cost by rows (see above)")
+    ap.add_argument("--model", help="a GGUF file (default: the embedded SmolLM2 Q4_1)")
     args = ap.parse_args(argv)
 
     task = MeetingTask(max_input_tokens=args.max_input_tokens)
@@ -157,7 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     C.log(split.info["message"])
     pool = policies(max(args.p))
     params = SamplingParams(temperature=0.0, max_tokens=args.max_tokens, seed=0)
-    model = LlamaCppLLM(smollm2_path(), n_ctx=4096, n_threads=args.threads, label="smollm2")
+    path = Path(args.model) if args.model else smollm2_path()
+    model = LlamaCppLLM(path, n_ctx=4096, n_threads=args.threads, label=path.name)
     forget(model)  # warm up
     if args.steps:
         first = [task.render(pol.render(), split.instances[0])[0] for pol in pool]
