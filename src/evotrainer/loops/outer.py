@@ -35,6 +35,7 @@ from evotrainer.policy.archive import Archive, ArchiveEntry
 from evotrainer.tasks.base import HarnessHints
 
 OSCILLATION_EPS = 0.005
+GAMED_KEEPS = (0.5, 0.1)  # the line search off a gamed component: the shares of it kept
 
 
 @dataclass(frozen=True)
@@ -180,8 +181,14 @@ class HarnessOptimizer:
         """The most variants ``ask`` can return besides the incumbent: ``variants``, or more
         when the steered ones alone outnumber them (a line search towards the references, and
         for a gamed component two kept shares along each of its steps)."""
-        steps = 2 if self.real_pool and 0 < self.cfg.reference_shift < 1 else 1
-        return max(self.cfg.variants, steps * 2)
+        steps = len(self._reference_shifts()) or 1
+        return max(self.cfg.variants, steps * len(GAMED_KEEPS))
+
+    def _reference_shifts(self) -> list[float]:
+        """The line search towards the references, when the proxy misleads: the shares of the
+        other components' weight moved onto them (none without real training instances)."""
+        first = self.cfg.reference_shift
+        return sorted({first, 1.0}) if self.real_pool and first > 0 else []
 
     def _weights_over_space(self) -> dict[str, float]:
         return {k: float(self.current.weights.get(k, 0.0)) for k in self.space}
@@ -209,7 +216,7 @@ class HarnessOptimizer:
                 real_note = f"real share up to {real:.2f} (the proxy misleads)"
         out = []
         for trusted, share, trust_note in self._trust_references(report):
-            for keep in (0.5, 0.1) if gamed else (1.0,):
+            for keep in GAMED_KEEPS if gamed else (1.0,):
                 w = dict(trusted)
                 # a trust note that sets the real share replaces the steered share's note
                 step_notes = [*notes, *([real_note] if real_note and share is None else [])]
@@ -255,12 +262,12 @@ class HarnessOptimizer:
         to its upper bound (training only where the references are)."""
         w = self._weights_over_space()
         refs = [k for k in self.space if metric_key(k) is not None]
-        first = self.cfg.reference_shift
-        if not (self.real_pool and report.proxy_disagrees and refs and first > 0):
+        shifts = self._reference_shifts()
+        if not (shifts and report.proxy_disagrees and refs):
             return [(w, None, "")]
         receivers = [k for k in refs if w[k] > 0] or refs
         out = []
-        for shift in sorted({first, 1.0}):
+        for shift in shifts:
             moved = {k: v * shift for k, v in w.items() if k not in refs and v > 0}
             trusted = {k: v - moved.get(k, 0.0) for k, v in w.items()}
             for k in receivers:
