@@ -6,6 +6,7 @@ speed-up, and whether ``summary.json`` is the same apart from timings (``wall_s`
     python benchmarks/batching_demo.py                  # configs/demo.yaml twice, ~20-25 min
     python benchmarks/batching_demo.py --quick          # efficiency.py's smaller demo, ~6 min
     python benchmarks/batching_demo.py --batch-size 16  # on = 16 prompts per batch
+    python benchmarks/batching_demo.py --model local:smollm2-q4_0   # requantized weights, both
 
 Writes benchmarks/results/batching_demo.json. Run from the repository root (the demo config's
 data paths are relative to it), on an idle machine.
@@ -51,9 +52,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="efficiency.py's smaller demo")
     ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--model", help="model.spec of both runs (default: the demo's)")
     ap.add_argument("--out", default=str(C.RESULTS / "batching_demo.json"))
     args = ap.parse_args(argv)
     base = (DEMO_OVERRIDES if args.quick else []) + [f"model.n_threads={args.threads}"]
+    if args.model:
+        base.append(f"model.spec={args.model}")
     work = C.WORK / "batching_demo"
     work.mkdir(parents=True, exist_ok=True)
     off = run(work, "off", [*base, "model.batch_size=1"])

@@ -115,6 +115,32 @@ def test_batched_answers_equal_sequential_ones_token_for_token(smollm2, temperat
 
 @pytest.mark.slow
 @needs_model
+def test_a_meetings_transcript_is_prefilled_once_not_once_per_group(smollm2):
+    """The second group of a meeting keeps the first group's prefilled transcript (as the
+    sequential path keeps its prefix); another meeting keeps only the common chat header; the
+    answers stay those of the sequential path throughout."""
+    params = SamplingParams(temperature=0.0, max_tokens=24, seed=3)
+    meeting = [_prompt(i) for i in INSTRUCTIONS]  # groups of 4 and 2
+    other = [[Message("user", f"{TRANSCRIPT.replace('Anna', 'Dora')}\n{i}")] for i in INSTRUCTIONS]
+    transcript_tokens = smollm2.count_tokens(TRANSCRIPT)
+    sequential = [smollm2.complete(m, params) for m in [*meeting, *other, *meeting]]
+    smollm2.complete_batch(meeting[:2], params)  # the decoder exists, its cache starts empty
+    smollm2._decoder.close()
+    stats = smollm2._decoder.stats
+    batched, reused = [], []
+    for prompts in (meeting, other, meeting):
+        before = stats["prefix_reused_tokens"]
+        batched += smollm2.complete_batch(prompts, params)
+        reused.append(stats["prefix_reused_tokens"] - before)
+    assert all(_same(a, b) for a, b in zip(batched, sequential, strict=True))
+    assert reused[0] >= transcript_tokens - 2  # group 2 kept group 1's transcript
+    # another meeting: the chat header and "Meeting transcript:" only, then its own group 2
+    assert reused[1] - reused[0] < transcript_tokens / 2
+    assert reused[2] - reused[0] < transcript_tokens / 2
+
+
+@pytest.mark.slow
+@needs_model
 def test_a_prompt_too_long_fails_alone_in_its_batch(smollm2):
     params = SamplingParams(max_tokens=8, seed=0)
     prompts = [_prompt(INSTRUCTIONS[0]), [Message("user", "word " * 3000)]]

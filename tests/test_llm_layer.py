@@ -93,6 +93,13 @@ def test_bad_model_spec_lists_valid_forms(spec):
         build_backend(ModelConfig(spec=spec))
 
 
+def test_unknown_requantized_format_names_the_valid_ones(tmp_path, monkeypatch):
+    monkeypatch.setenv("EVOTRAINER_CACHE_DIR", str(tmp_path))
+    with pytest.raises(ModelSpecError, match="smollm2-q4_0"):
+        build_backend(ModelConfig(spec="local:smollm2-q3"))
+    assert not (tmp_path / "models").exists()
+
+
 def test_missing_gguf_names_the_file():
     with pytest.raises(ModelSpecError, match="/no/such/model.gguf"):
         build_backend(ModelConfig(spec="local:/no/such/model.gguf"))

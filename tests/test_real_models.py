@@ -39,6 +39,23 @@ def test_embedded_model_answers(embedded, tmp_path):
     assert stack.budget.backend_calls == 1
 
 
+def test_requantized_weights_are_made_once_and_answer(tmp_path, monkeypatch):
+    """local:smollm2-q4_0: the shipped Q4_1 file requantized offline, kept in the cache
+    directory and reused; its own model id, so its answers never mix with the Q4_1 ones."""
+    monkeypatch.setenv("EVOTRAINER_CACHE_DIR", str(tmp_path))
+    llm = build_backend(ModelConfig(spec="local:smollm2-q4_0", n_ctx=1024, n_threads=1))
+    made = list((tmp_path / "models").glob("*.gguf"))
+    assert [p.name for p in made] == ["SmolLM2-135M-Instruct.Q4_1-requantized.Q4_0.gguf"]
+    assert made[0].stat().st_size < smollm2_path().stat().st_size  # no min per block
+    assert "smollm2-q4_0" in llm.model_id
+    c = llm.complete(Q, SamplingParams(max_tokens=16, seed=0))
+    assert c.text.strip() and c.completion_tokens > 0
+    stamp = made[0].stat().st_mtime_ns
+    build_backend(ModelConfig(spec="local:smollm2-q4_0", n_ctx=1024, n_threads=1))
+    assert made[0].stat().st_mtime_ns == stamp  # reused, not made again
+    assert not list((tmp_path / "models").glob("*.part"))
+
+
 def test_embedded_context_overflow_is_a_clear_error(embedded):
     long = [Message("user", "word " * 5000)]
     with pytest.raises(ContextOverflowError, match="context"):

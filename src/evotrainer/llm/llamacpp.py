@@ -25,6 +25,10 @@ from evotrainer.llm.base import BaseLLM, BatchResult, Completion, SamplingParams
 from evotrainer.types import Message
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# weight formats the embedded file can be requantized to (``local:smollm2-q4_0``): Q4_0 gets
+# llama.cpp's repacked AVX2 kernels (q4_0_8x8), which multiply several rows at once; the shipped
+# Q4_1 gets none (docs/efficiency.md, section 5)
+REQUANTIZED = {"q4_0": "LLAMA_FTYPE_MOSTLY_Q4_0", "q8_0": "LLAMA_FTYPE_MOSTLY_Q8_0"}
 
 
 def auto_threads() -> int:
@@ -59,6 +63,38 @@ def smollm2_path() -> Path:
     return path
 
 
+def requantized_smollm2(fmt: str, cache_dir: Path) -> Path:
+    """The embedded model's weights requantized to ``fmt`` (a key of REQUANTIZED), made once
+    from the shipped Q4_1 file with llama.cpp's own quantizer (offline, about a second) and
+    kept in ``cache_dir``. Other weights give other answers than the shipped file: a speed
+    choice, not the same model (docs/efficiency.md)."""
+    if fmt not in REQUANTIZED:
+        raise ModelSpecError(
+            f"model 'local:smollm2-{fmt}': unknown weight format {fmt!r}; "
+            f"valid: {', '.join(f'smollm2-{k}' for k in REQUANTIZED)}"
+        )
+    src = smollm2_path()
+    out = cache_dir / "models" / f"{src.stem}-requantized.{fmt.upper()}.gguf"
+    if out.is_file():
+        return out
+    import ctypes
+
+    import llama_cpp
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f"{out.name}.{os.getpid()}.part")
+    params = llama_cpp.llama_model_quantize_default_params()
+    params.ftype = getattr(llama_cpp, REQUANTIZED[fmt])
+    params.allow_requantize = True
+    params.nthread = os.cpu_count() or 1
+    rc = llama_cpp.llama_model_quantize(str(src).encode(), str(tmp).encode(), ctypes.byref(params))
+    if rc != 0 or not tmp.is_file():
+        tmp.unlink(missing_ok=True)
+        raise ModelSpecError(f"could not requantize {src} to {fmt} (llama_model_quantize: {rc})")
+    tmp.replace(out)  # atomic: a concurrent run sees the whole file or none
+    return out
+
+
 class LlamaCppLLM(BaseLLM):
     def __init__(
         self,
@@ -74,7 +110,7 @@ class LlamaCppLLM(BaseLLM):
         if not path.is_file():
             raise ModelSpecError(
                 f"GGUF model file not found: {path}. Valid model specs: local:smollm2, "
-                "local:/path/to/model.gguf, openai:<model> (with --base-url)"
+                "local:smollm2-q4_0, local:/path/to/model.gguf, openai:<model> (with --base-url)"
             )
         try:
             from llama_cpp import Llama

@@ -194,7 +194,14 @@ class BatchDecoder:
         self._ctx: Any = None
         self._batch: Any = None
         self.seq_ctx = 0
-        self.stats = {"groups": 0, "sequences": 0, "prefix_tokens": 0, "decode_calls": 0}
+        self._prefix: list[int] = []  # the tokens whose KV cells sequence 0 keeps between groups
+        self.stats = {
+            "groups": 0,
+            "sequences": 0,
+            "prefix_tokens": 0,
+            "prefix_reused_tokens": 0,
+            "decode_calls": 0,
+        }
 
     def _context(self, seq_ctx: int) -> None:
         import llama_cpp
@@ -224,6 +231,7 @@ class BatchDecoder:
             self._ctx.close()
         self._ctx = self._batch = None
         self.seq_ctx = 0
+        self._prefix = []
 
     # -- one llama_batch ---------------------------------------------------------------------
     def _decode(self, entries: list[tuple[int, int, int, bool]]) -> None:
@@ -247,7 +255,6 @@ class BatchDecoder:
         n = len(requests)
         assert 0 < n <= self.max_sequences
         self._context(max(len(r.tokens) + r.max_tokens + 8 for r in requests))
-        llama_cpp.llama_memory_clear(self._ctx.memory, True)
         vocab = llm._model.vocab
         answers = [
             Answer(
@@ -274,14 +281,40 @@ class BatchDecoder:
         self.stats["sequences"] += n
         return [(a, len(r.tokens)) for a, r in zip(answers, requests, strict=True)]
 
+    def _keep_prefix(self, prefix: list[int]) -> int:
+        import llama_cpp
+
+        """Empties every sequence but the part of sequence 0 that the previous group's shared
+        prefix has in common with ``prefix``; returns its length. The groups of one meeting
+        share its transcript, so it is prefilled once per meeting, not once per group, as the
+        sequential path's prefix reuse does (its cells are the same prefill's, so they hold the
+        same values)."""
+        kept = 0
+        for a, b in zip(self._prefix, prefix, strict=False):
+            if a != b:
+                break
+            kept += 1
+        self._prefix = []  # until the new prefix is in place: a failed decode leaves nothing
+        mem = self._ctx.memory
+        if kept == 0:
+            llama_cpp.llama_memory_clear(mem, True)
+        else:
+            for s in range(1, self.max_sequences):
+                llama_cpp.llama_memory_seq_rm(mem, s, -1, -1)
+            llama_cpp.llama_memory_seq_rm(mem, 0, kept, -1)
+        self.stats["prefix_reused_tokens"] += kept
+        return kept
+
     def _generate(self, requests: Sequence[Prepared], answers: list[Answer], samplers) -> None:
         n = len(requests)
         prompts = [r.tokens for r in requests]
         lcp = common_prefix(prompts) if n > 1 else len(prompts[0]) - 1
         self.stats["prefix_tokens"] += lcp
-        for start in range(0, lcp, self.n_batch):  # the shared prefix, once, as sequence 0
+        kept = self._keep_prefix(prompts[0][:lcp])
+        for start in range(kept, lcp, self.n_batch):  # the rest of the shared prefix, as seq 0
             chunk = prompts[0][start : min(lcp, start + self.n_batch)]
             self._decode([(t, start + i, 0, False) for i, t in enumerate(chunk)])
+        self._prefix = list(prompts[0][:lcp])
         if lcp:
             for s in range(1, n):
                 self._ctx.kv_cache_seq_cp(0, s, -1, -1)
