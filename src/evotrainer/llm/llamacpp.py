@@ -106,11 +106,12 @@ class LlamaCppLLM(BaseLLM):
         label: str | None = None,
         batch_size: int = 1,
     ) -> None:
+        from evotrainer.llm.spec import VALID_FORMS
+
         path = Path(model_path)
         if not path.is_file():
             raise ModelSpecError(
-                f"GGUF model file not found: {path}. Valid model specs: local:smollm2, "
-                "local:smollm2-q4_0, local:/path/to/model.gguf, openai:<model> (with --base-url)"
+                f"GGUF model file not found: {path}. Valid model specs: {VALID_FORMS}"
             )
         try:
             from llama_cpp import Llama

@@ -282,18 +282,14 @@ class BatchDecoder:
         return [(a, len(r.tokens)) for a, r in zip(answers, requests, strict=True)]
 
     def _keep_prefix(self, prefix: list[int]) -> int:
-        import llama_cpp
-
         """Empties every sequence but the part of sequence 0 that the previous group's shared
         prefix has in common with ``prefix``; returns its length. The groups of one meeting
         share its transcript, so it is prefilled once per meeting, not once per group, as the
         sequential path's prefix reuse does (its cells are the same prefill's, so they hold the
         same values)."""
-        kept = 0
-        for a, b in zip(self._prefix, prefix, strict=False):
-            if a != b:
-                break
-            kept += 1
+        import llama_cpp
+
+        kept = llama_cpp.Llama.longest_token_prefix(self._prefix, prefix)  # the sequential rule
         self._prefix = []  # until the new prefix is in place: a failed decode leaves nothing
         mem = self._ctx.memory
         if kept == 0:
