@@ -170,6 +170,19 @@ PROFILES: dict[str, dict[str, Any]] = {
         "cells": True,  # results directory, one JSON per (method, seed) cell
     },
 }
+# Issue 11's third target (co-evolution at least the GA alone) at a budget where harness search
+# can pay: the standard profile's meetings, cut and engine sizes, but 1,000 calls per cell
+# (several outer steps after the inner loop has found a template: at 300 the GA alone finds it
+# by generation 3-4) and 16 confirmation meetings instead of 8 (the 8-meeting check rejected a
+# real improvement and passed chance ones). The ablation only: the seeds, the GA alone and
+# EvoTrainer. Decided 2026-12-02 before any run under it (docs/benchmarks.md, "Long profile").
+PROFILES["long"] = {
+    **PROFILES["standard"],
+    "budget": 1000,
+    "n_confirm": 16,
+    "results_name": "quality-long",
+    "methods": ["seeds", "inner_ga", "evotrainer"],
+}
 METHODS = ("seeds", "random_search", "inner_ga", "evotrainer", "gepa", "evoprompt_ga")
 ROWS = (
     "seed_A",
@@ -543,14 +556,29 @@ class Bench:
         t0 = time.perf_counter()
         name = "evotrainer" if outer else "inner_ga"
         cache = self.work / "cache" / f"{name}-seed{seed}.sqlite"
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{cache}{suffix}").unlink(missing_ok=True)
         cfg = self.engine_config(seed, outer, cache)
         run_dir = None
+        resumed: dict[str, Any] | None = None
         if self.engine_runs is not None:  # the standard profile keeps each run's events
             run_dir = self.engine_runs / f"{name}-seed{seed}"
-            shutil.rmtree(run_dir, ignore_errors=True)  # a restarted cell starts afresh
-        co = CoEvolution(cfg, task=self.task, llm=self.backend, validation=self.engine_validation())
+            resumed = resume_point(run_dir, cfg, cache)
+            if resumed is None:
+                shutil.rmtree(run_dir, ignore_errors=True)  # nothing to resume: start afresh
+        if resumed is None:
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{cache}{suffix}").unlink(missing_ok=True)
+            co = CoEvolution(
+                cfg, task=self.task, llm=self.backend, validation=self.engine_validation()
+            )
+        else:  # a killed cell goes on from its last checkpoint (see resume_point)
+            C.log(
+                f"{name} seed {seed}: resuming {run_dir} from {resumed['checkpoint']} "
+                f"(generation {resumed['generation']}; {resumed['forgotten']} answers of the "
+                "generation in progress forgotten, to be paid again)"
+            )
+            co, _ = CoEvolution.resume(
+                run_dir, task=self.task, llm=self.backend, validation=self.engine_validation()
+            )
         res = co.run(run_dir)
         best, best_s = res.best, res.best_s_val
         s = res.summary
@@ -572,6 +600,8 @@ class Bench:
         }
         if "confirmation" in s:  # the engine's held-out check of what it returns
             details["confirmation"] = s["confirmation"]
+        if resumed is not None:
+            details["resumed"] = resumed
         if self.engine_runs is not None:
             details["summary"] = s
             details["engine_config"] = cfg.model_dump(mode="json")
@@ -651,6 +681,47 @@ def test_set_path(args: argparse.Namespace, name: str) -> str:
     if name not in paths:
         raise SystemExit(f"unknown test set {name!r}; known: {', '.join(paths)}")
     return paths[name]
+
+
+def resume_point(run_dir: Path, cfg: RunConfig, cache: Path) -> dict[str, Any] | None:
+    """Where a killed engine cell can go on from: its run directory's last checkpoint, when the
+    directory holds an unfinished run of the same config (threads aside) and its cache is there.
+    The answers the cache stored after that checkpoint (the generation in progress at the kill)
+    are deleted, so the resumed cell pays for them again and spends its budget exactly as an
+    uninterrupted cell does (greedy decoding: the answers are the same). None: start afresh."""
+    from evotrainer.llm.cache import ResponseCache
+    from evotrainer.run.checkpoint import load_latest
+    from evotrainer.run.rundir import RunDirectory, absolute_paths
+
+    if not (run_dir / "checkpoints").is_dir() or not cache.is_file():
+        return None
+    try:
+        stored = RunDirectory.open(run_dir).config
+        state, path, _ = load_latest(run_dir)
+    except Exception as exc:  # noqa: BLE001 - finished, foreign or damaged: start afresh
+        C.log(f"{run_dir}: not resumable ({type(exc).__name__}: {exc}); starting afresh")
+        return None
+
+    def plain(c: RunConfig) -> dict[str, Any]:
+        d = absolute_paths(c).model_dump(mode="json")
+        d["model"].pop("n_threads", None)
+        return d
+
+    if plain(stored) != plain(cfg):
+        C.log(f"{run_dir}: its config differs from this cell's; starting afresh")
+        return None
+    rc = ResponseCache(cache)
+    try:
+        forgotten = rc.forget_after(path.stat().st_mtime)
+    finally:
+        rc.close()
+    return {
+        "checkpoint": path.name,
+        "generation": int(state["inner"]["generation"]),
+        "calls_at_checkpoint": state["budget"].get("backend_calls"),
+        "forgotten": forgotten,
+        "at": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
 
 
 def with_overrides(cfg: RunConfig, assignments: list[str]) -> RunConfig:

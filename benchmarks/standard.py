@@ -84,6 +84,11 @@ def all_cells(
     return out
 
 
+def profile_methods(settings: dict[str, Any]) -> tuple[str, ...]:
+    """The methods a profile compares (``methods`` in its settings; default all of them)."""
+    return tuple(settings.get("methods") or Q.METHODS)
+
+
 def select_cells(
     cells: list[tuple[str, str, int | None]], methods: str | None, only: str | None
 ) -> list[tuple[str, str, int | None]]:
@@ -396,7 +401,7 @@ def check_settings(
             "created": now,
             "compared": compared,
             "engine": engine,
-            "methods": list(Q.METHODS),
+            "methods": list(profile_methods(compared["settings"])),
             "machine": C.machine(),
             "invocations": [invocation],
         }
@@ -415,7 +420,7 @@ def results_dirs(args: argparse.Namespace, prof: dict[str, Any] | None = None) -
 def run(args: argparse.Namespace, prof: dict[str, Any]) -> dict[str, Any]:
     results, work = results_dirs(args, prof)
     args.work_dir = str(work)
-    cells = select_cells(all_cells(prof["seeds"]), args.methods, args.cells)
+    cells = select_cells(all_cells(prof["seeds"], profile_methods(prof)), args.methods, args.cells)
     bench = Q.Bench(args, prof)
     check_settings(
         results,
@@ -683,7 +688,7 @@ def aggregate(results: Path) -> dict[str, Any]:
     cells = load_cells(results)
     spath = results / "test" / "scores.json"
     scores = json.loads(spath.read_text()) if spath.is_file() else {}
-    grid = all_cells(n_seeds)
+    grid = all_cells(n_seeds, profile_methods(comp["settings"]))
     work = Path(settings["work_dir"]) if settings.get("work_dir") else None
     status = {
         c: (
@@ -918,7 +923,7 @@ def table(doc: dict[str, Any]) -> str:
         f"| cell | {seed_cols} |",
         "|---|" + "---|" * n_seeds,
     ]
-    for m in Q.METHODS:
+    for m in profile_methods(s):
         if m == "seeds":
             st = doc["cells"].get("seeds", "missing")
             out.append(
@@ -1098,7 +1103,7 @@ def table_from_dir(path: Path) -> str:
 def estimate_calls(prof: dict[str, Any], n_test_total: int) -> dict[str, int]:
     """Backend calls of a whole run: the seeds cell, the budgeted cells, the test evaluation
     (at most: every cell returning a different policy)."""
-    n_budgeted = len(Q.METHODS) - 1
+    n_budgeted = len([m for m in profile_methods(prof) if m != "seeds"])
     return {
         "seeds": 3 * prof["n_selection"],
         "budgeted": n_budgeted * prof["seeds"] * prof["budget"],

@@ -546,3 +546,53 @@ def test_resampling_seeds_widens_the_interval_when_runs_disagree():
     part = stats.seeds_and_meetings_difference([[0.5, None, 0.7]], [[0.4, 0.3, None]])
     assert part["n"] == 1 and part["mean"] == pytest.approx(0.1)
     assert stats.seeds_and_meetings_difference([], [[0.1]])["mean"] is None
+
+
+def test_a_killed_engine_cell_resumes_from_its_checkpoint_and_spends_its_budget_alike(
+    tmp_path, monkeypatch
+):
+    """A cell killed mid-run goes on from its last checkpoint on the next invocation (losing at
+    most the generation in progress, whose cached answers are forgotten and paid again), and
+    returns what an uninterrupted cell returns, with the same number of calls."""
+    clean_dir, killed_dir = tmp_path / "clean", tmp_path / "killed"
+    clean_dir.mkdir()
+    killed_dir.mkdir()
+    quality.main(_standard_args(clean_dir, "--cells", "evotrainer:0", "--skip-test"))
+    clean = json.loads((clean_dir / "res" / "cells" / "evotrainer-seed0.json").read_text())
+
+    class Kill(BaseException):  # like a SIGINT: not caught as a failed cell
+        pass
+
+    real = C.fake_llm
+    calls = [0]
+
+    def dying_llm():
+        llm = real()
+        answer = llm.fn
+
+        def fn(messages, params):
+            calls[0] += 1
+            if calls[0] == 30:
+                raise Kill
+            return answer(messages, params)
+
+        llm.fn = fn
+        return llm
+
+    monkeypatch.setattr(C, "fake_llm", dying_llm)
+    with pytest.raises(Kill):
+        quality.main(_standard_args(killed_dir, "--cells", "evotrainer:0", "--skip-test"))
+    monkeypatch.setattr(C, "fake_llm", real)
+    run_dir = killed_dir / "work" / "runs" / "evotrainer-seed0"
+    assert list((run_dir / "checkpoints").glob("ckpt-*.json"))  # killed after a checkpoint
+    assert not (killed_dir / "res" / "cells" / "evotrainer-seed0.json").exists()
+    quality.main(_standard_args(killed_dir, "--cells", "evotrainer:0", "--skip-test"))
+    rec = json.loads((killed_dir / "res" / "cells" / "evotrainer-seed0.json").read_text())
+    got, want = rec["rows"]["evotrainer"], clean["rows"]["evotrainer"]
+    resumed = got["details"]["resumed"]
+    assert resumed["generation"] >= 1 and resumed["forgotten"] >= 1
+    assert "resumed" not in want["details"]
+    assert got["best_policy"] == want["best_policy"]
+    assert got["calls"] == want["calls"] and got["selection_s_val"] == want["selection_s_val"]
+    events = (run_dir / "events.jsonl").read_text()
+    assert '"run_resumed"' in events
