@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from evotrainer.llm.base import Completion, SamplingParams
-from evotrainer.llm.llamacpp_batch import Answer, common_prefix
+from evotrainer.llm.llamacpp_batch import Answer, clusters, common_prefix
 from evotrainer.types import Message
 from tests.support import needs_model
 
@@ -38,6 +38,13 @@ def test_common_prefix_leaves_every_prompt_a_token():
     assert common_prefix([[1, 2, 3, 4], [1, 2, 3, 5]]) == 3
     assert common_prefix([[1, 2, 3], [1, 2, 3, 4]]) == 2  # the shorter keeps its last token
     assert common_prefix([[7, 8], [9, 8]]) == 0
+
+
+def test_clusters_split_a_group_by_meeting():
+    a, b = list(range(100)), [0, 1, *range(500, 600)]  # two transcripts sharing a 2-token header
+    prompts = [[*a, 1000], [*a, 1001, 1002], [*b, 1000], [*b, 1003], [*a, 1004]]
+    assert clusters(prompts) == [[0, 1], [2, 3], [4]]  # consecutive only: a again is its own
+    assert clusters([[*a, 1]]) == [[0]]
 
 
 def _answer(max_tokens=5, stop=(), criteria=None):
@@ -147,3 +154,54 @@ def test_a_prompt_too_long_fails_alone_in_its_batch(smollm2):
     ok, too_long = smollm2.complete_batch(prompts, params)
     assert isinstance(ok, Completion) and ok.text
     assert type(too_long).__name__ == "ContextOverflowError"
+
+
+@pytest.mark.slow
+@needs_model
+def test_a_group_of_two_meetings_decodes_together_with_the_sequential_answers(smollm2):
+    """A group may hold several meetings (a racing rung: a few policies on each of a few
+    meetings): each transcript is prefilled once into its own stream, the answers equal the
+    sequential ones, and a later group of the first meeting reuses its transcript."""
+    params = SamplingParams(temperature=0.0, max_tokens=24, seed=5)
+    other = TRANSCRIPT.replace("Anna", "Dora").replace("website", "shop")
+    first = [_prompt(i) for i in INSTRUCTIONS[:2]]
+    second = [[Message("user", f"{other}\n{i}")] for i in INSTRUCTIONS[:2]]
+    again = [_prompt(i) for i in INSTRUCTIONS[2:4]]
+    prompts = [*first, *second]
+    sequential = [smollm2.complete(m, params) for m in [*prompts, *again]]
+    smollm2.complete_batch(first, params)  # the decoder exists
+    smollm2._decoder.close()
+    stats = smollm2._decoder.stats
+    before = dict(stats)
+    batched = smollm2.complete_batch(prompts, params)  # one group of 4, two meetings
+    assert stats["groups"] == before["groups"] + 1 and stats["clusters"] == before["clusters"] + 2
+    mid = stats["prefix_reused_tokens"]
+    batched += smollm2.complete_batch(again, params)
+    assert all(_same(a, b) for a, b in zip(batched, sequential, strict=True))
+    assert stats["prefix_reused_tokens"] - mid >= smollm2.count_tokens(TRANSCRIPT) - 2
+
+
+@pytest.mark.slow
+@needs_model
+def test_a_meeting_alone_in_a_group_keeps_the_sequential_answer():
+    """A meeting with one prompt in a mixed group, or two equal prompts, once left the last
+    prompt token to a llama_decode of its own; on this AMI meeting (1,024-token cut) seed C's
+    greedy answer then flipped at a near-tie. Every prompt now prefills ``MIN_TAIL`` tokens of
+    its own, and the answers are the sequential ones."""
+    from evotrainer.llm.llamacpp import LlamaCppLLM, smollm2_path
+    from evotrainer.tasks.meetings.seeds import seed_policies
+    from evotrainer.tasks.meetings.task import MeetingTask
+    from tests.support import real_data
+
+    task = MeetingTask(max_input_tokens=1024, truncation="head_tail")
+    meetings = {i.id: i for i in task.load(real_data("ami-train.jsonl"))}
+    seed_c = seed_policies()[2]
+    c, a = (task.render(p.render(), meetings["TS3008d"])[0] for p in (seed_c, seed_policies()[0]))
+    other = task.render(seed_c.render(), meetings["ES2002a"])[0]
+    llm = LlamaCppLLM(smollm2_path(), n_ctx=4096, n_threads=2, label="smollm2", batch_size=4)
+    params = SamplingParams(temperature=0.0, max_tokens=96, seed=0)
+    sequential = [llm.complete(m, params) for m in (c, a, other)]
+    batched = llm.complete_batch([c, a, other], params)  # TS3008d twice, ES2002a alone
+    assert all(_same(x, y) for x, y in zip(batched, sequential, strict=True))
+    twice = llm.complete_batch([c, c], params)  # equal prompts: the shared prefix is all but
+    assert all(_same(x, sequential[0]) for x in twice)  # their own MIN_TAIL tokens

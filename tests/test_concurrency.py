@@ -119,14 +119,37 @@ def test_a_stop_mid_batch_keeps_the_finished_rollouts(kind):
     assert len(ev.store) == 12 and llm.calls == 12
 
 
-def test_prompts_of_one_instance_reach_a_batching_backend_as_one_group():
+@pytest.mark.parametrize(
+    ("n_policies", "n_instances", "batches"),
+    [
+        (6, 3, [4, 4, 4, 3, 3]),  # 18 prompts, batch_size 4: split evenly over 5 groups
+        (2, 3, [3, 3]),  # a racing rung: 2 policies on 3 meetings fill groups across meetings
+        (1, 1, []),  # one prompt goes the one-at-a-time way
+    ],
+)
+def test_prompts_reach_a_batching_backend_in_full_groups(n_policies, n_instances, batches):
     task, llm, stack, ev = _setup("batched")
-    instances = task.synthetic_validation(3, 2)
-    records = ev.evaluate(_policies(6), instances)
-    assert llm.batches == [3, 3, 3, 3, 3, 3]  # 6 prompts per instance, batch_size 4: 3 + 3
+    instances = task.synthetic_validation(n_instances, 2)
+    records = ev.evaluate(_policies(n_policies), instances)
+    assert llm.batches == batches
     serial_task, _, _, serial = _setup("serial")
-    expected = serial.evaluate(_policies(6), serial_task.synthetic_validation(3, 2))
+    expected = serial.evaluate(
+        _policies(n_policies), serial_task.synthetic_validation(n_instances, 2)
+    )
     assert {k: r.vector for k, r in records.items()} == {k: r.vector for k, r in expected.items()}
+
+
+def test_groups_keep_each_instances_jobs_side_by_side():
+    from types import SimpleNamespace as NS
+
+    from evotrainer.evaluation.dispatch import units
+
+    jobs = [(NS(id=f"p{p}"), NS(id=f"m{m}")) for p in range(3) for m in range(2)]  # policy-major
+    groups = units(jobs, 4)
+    assert [len(g) for g in groups] == [3, 3]
+    flat = [(j[1].id, j[0].id) for g in groups for j in g]
+    assert flat == [(m, p) for m in ("m0", "m1") for p in ("p0", "p1", "p2")]
+    assert [len(g) for g in units(jobs, 1)] == [1] * 6
 
 
 def test_a_budget_stop_in_a_batch_counts_like_one_at_a_time(tmp_path):

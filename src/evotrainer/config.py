@@ -59,8 +59,9 @@ class ModelConfig(_Strict):
         4,
         ge=1,
         le=64,
-        description="embedded model: the prompts of one instance decoded together (batched "
-        "multi-sequence decoding); up to 4 the answers were identical to one at a time in every "
+        description="embedded model: up to this many prompts decoded together (batched "
+        "multi-sequence decoding; instance-major, a group may span meetings, each transcript "
+        "prefilled once); up to 4 the answers were identical to one at a time in every "
         "check, at 8 and 16 some differ (docs/efficiency.md); 1 = one at a time",
     )
     timeout_s: float = Field(120.0, gt=0, description="HTTP request timeout")

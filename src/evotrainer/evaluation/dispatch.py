@@ -1,10 +1,10 @@
 """How the evaluator's jobs reach the LLM.
 
 - **Groups.** When the client decodes several prompts together (``batch_size`` > 1: the
-  embedded backend's multi-sequence decoding) and the task is single-turn, the jobs of one
-  instance (instance-major order
-  puts them side by side; their prompts share the transcript) form a group of at most
-  ``batch_size`` prompts, split evenly; otherwise every job is its own unit.
+  embedded backend's multi-sequence decoding) and the task is single-turn, the jobs in
+  instance-major order (one instance's jobs side by side: their prompts share the transcript)
+  are cut into groups of at most ``batch_size`` prompts, split evenly; a group may span
+  instances. Otherwise every job is its own unit.
 - **Runners.** The units go through the evaluator's runner: one after another (SerialRunner),
   on threads (ThreadRunner, the Ray runner), or as coroutines on the LLM event loop
   (AsyncRunner, for HTTP backends: ``amap``).
@@ -39,25 +39,25 @@ def key_of(job: Job) -> Key:
 
 
 def units(jobs: Sequence[Job], batch_size: int) -> list[list[Job]]:
-    """Consecutive jobs on one instance, in groups of at most ``batch_size`` (split evenly:
-    10 prompts with batch_size 8 are two groups of 5); single jobs when batch_size is 1."""
-    if batch_size <= 1:
+    """The jobs in instance-major order, cut into groups of at most ``batch_size`` (split
+    evenly: 10 prompts with batch_size 8 are two groups of 5); single jobs when batch_size is 1.
+    A group may span instances (the decoder prefills each meeting's transcript once and keeps it
+    for the next group), so a racing rung's few policies on each of several meetings fill the
+    batch instead of decoding in groups of one to three."""
+    if batch_size <= 1 or not jobs:
         return [[j] for j in jobs]
-    runs: list[list[Job]] = []
-    for job in jobs:
-        if runs and runs[-1][0][1].id == job[1].id:
-            runs[-1].append(job)
-        else:
-            runs.append([job])
+    order: dict[str, list[Job]] = {}
+    for job in jobs:  # instance-major: an instance's jobs side by side, in first-seen order
+        order.setdefault(job[1].id, []).append(job)
+    flat = [j for run in order.values() for j in run]
+    n = -(-len(flat) // batch_size)  # groups
+    size, extra = divmod(len(flat), n)
     out: list[list[Job]] = []
-    for run in runs:
-        n = -(-len(run) // batch_size)  # groups
-        size, extra = divmod(len(run), n)
-        start = 0
-        for g in range(n):
-            end = start + size + (g < extra)
-            out.append(run[start:end])
-            start = end
+    start = 0
+    for g in range(n):
+        end = start + size + (g < extra)
+        out.append(flat[start:end])
+        start = end
     return out
 
 

@@ -6,8 +6,8 @@ rollout and score that example 0, so one bad request never ends a run.
 
 Two optional capabilities, both plain attributes a wrapper passes on:
 - ``batch_size`` > 1: ``complete_batch`` decodes that many prompts together (the embedded
-  backend's multi-sequence decoding); the evaluator then hands it the prompts of one instance
-  (they share the transcript prefix) as one group;
+  backend's multi-sequence decoding); the evaluator then hands it its prompts in groups, in
+  instance-major order (the prompts of one instance share the transcript prefix);
 - ``parallel_requests`` > 1: it serves that many requests at once (an HTTP server, Ray
   workers); the evaluator then sends requests concurrently (as coroutines when
   ``native_async``), and the operators of a generation and the trials of an outer step run

@@ -1,13 +1,18 @@
 """Batched multi-sequence decoding for the embedded backend, with llama.cpp's batch API.
 
-P prompts that share a prefix (one meeting's transcript: the task puts it before the policy
-text) are answered together:
+P prompts are answered together; those that share a prefix (one meeting's transcript: the
+task puts it before the policy text) share its prefill:
 
 1. each prompt is formatted exactly as ``Llama.create_chat_completion`` formats it: the model's
    chat handler runs up to its call of ``create_completion``, whose arguments are captured
    (prompt tokens, stop strings, stopping criteria, sampling settings);
-2. the longest common token prefix is prefilled once, as sequence 0;
-3. sequence 0's KV cache is copied to sequences 1..P-1 (``llama_memory_seq_cp``);
+2. consecutive prompts that share most of their tokens form a *cluster* (one meeting); a group
+   may hold several clusters, so the few policies a racing rung shows to each of several
+   meetings decode together (``clusters``);
+3. each cluster's longest common token prefix is prefilled once, in the sequence (KV stream)
+   that already holds the longest part of it (a meeting whose transcript an earlier group
+   prefilled is not prefilled again), and copied to the cluster's other sequences
+   (``llama_memory_seq_cp``);
 4. one ``llama_batch`` holds every sequence's remaining prompt tokens (logits at each
    sequence's last token), split at ``n_batch`` tokens;
 5. then each step decodes one ``llama_batch`` with the last token of every unfinished sequence;
@@ -34,6 +39,12 @@ from typing import Any
 import numpy as np
 
 UNSUPPORTED = ("logits_processor", "grammar", "logit_bias", "logprobs")
+# Every sequence prefills at least this many of its own prompt tokens after the shared prefix.
+# Measured (AMI meetings cut to 1,024 tokens, seeds A/B/C): a prompt whose last token alone was
+# left to its own llama_decode (one prompt of a meeting, or two prompts equal to the last token)
+# got logits a rounding away from the sequential path's, which prefills it inside a chunk, and
+# 5 of 36 greedy answers flipped at a near-tie; with two or more tokens they were identical.
+MIN_TAIL = 8
 
 
 class _Captured(Exception):
@@ -183,6 +194,22 @@ def common_prefix(prompts: Sequence[Sequence[int]]) -> int:
     return max(0, n)
 
 
+def clusters(prompts: Sequence[Sequence[int]], share: float = 0.5) -> list[list[int]]:
+    """Consecutive prompts grouped by meeting: a prompt joins the previous one's cluster when
+    their common prefix is at least ``share`` of the shorter (prompts of one meeting share the
+    transcript, most of their tokens; two meetings share only the chat header). A wrong split
+    costs a prefill, never a different answer. Returns the clusters' prompt indices."""
+    out: list[list[int]] = []
+    for i, p in enumerate(prompts):
+        if out:
+            q = prompts[i - 1]
+            if common_prefix([q, p]) >= share * min(len(q), len(p)):
+                out[-1].append(i)
+                continue
+        out.append([i])
+    return out
+
+
 class BatchDecoder:
     """Decodes groups of prepared requests in its own non-unified llama_context (made on first
     use, and again larger when a group needs longer sequences)."""
@@ -194,10 +221,13 @@ class BatchDecoder:
         self._ctx: Any = None
         self._batch: Any = None
         self.seq_ctx = 0
-        self._prefix: list[int] = []  # the tokens whose KV cells sequence 0 keeps between groups
+        # per sequence: tokens its KV stream holds at positions 0.. (kept between groups)
+        self._cells: list[list[int]] = [[] for _ in range(self.max_sequences)]
+        self._last_use = [0] * self.max_sequences  # group number; 0: never used
         self.stats = {
             "groups": 0,
             "sequences": 0,
+            "clusters": 0,
             "prefix_tokens": 0,
             "prefix_reused_tokens": 0,
             "decode_calls": 0,
@@ -231,7 +261,8 @@ class BatchDecoder:
             self._ctx.close()
         self._ctx = self._batch = None
         self.seq_ctx = 0
-        self._prefix = []
+        self._cells = [[] for _ in range(self.max_sequences)]
+        self._last_use = [0] * self.max_sequences
 
     # -- one llama_batch ---------------------------------------------------------------------
     def _decode(self, entries: list[tuple[int, int, int, bool]]) -> None:
@@ -281,57 +312,90 @@ class BatchDecoder:
         self.stats["sequences"] += n
         return [(a, len(r.tokens)) for a, r in zip(answers, requests, strict=True)]
 
-    def _keep_prefix(self, prefix: list[int]) -> int:
-        """Empties every sequence but the part of sequence 0 that the previous group's shared
-        prefix has in common with ``prefix``; returns its length. The groups of one meeting
-        share its transcript, so it is prefilled once per meeting, not once per group, as the
-        sequential path's prefix reuse does (its cells are the same prefill's, so they hold the
-        same values)."""
+    def _place(self, prefixes: list[list[int]], sizes: list[int]) -> list[list[int]]:
+        """Sequences for each cluster (its shared prefix and its number of prompts), the first
+        of each its root: the free sequence whose KV stream holds the longest part of the prefix
+        (the rule the sequential path reuses its prefix by). The root keeps that part, the rest
+        of the prefix is prefilled into it and copied to the cluster's other sequences. So a
+        meeting is prefilled once across groups while its stream survives, as the sequential
+        path's prefix reuse does (the kept cells are the same prefill's: the same values)."""
         import llama_cpp
 
-        kept = llama_cpp.Llama.longest_token_prefix(self._prefix, prefix)  # the sequential rule
-        self._prefix = []  # until the new prefix is in place: a failed decode leaves nothing
+        # least recently used first: a tie (nothing worth keeping) or a copy overwrites the
+        # stream the longest unused, so a meeting a later group needs again is likelier kept
+        free = sorted(range(self.max_sequences), key=lambda s: (self._last_use[s], s))
+        roots: list[tuple[int, int]] = []  # (root, kept)
+        for prefix in prefixes:
+            kept, root = max(
+                ((llama_cpp.Llama.longest_token_prefix(self._cells[s], prefix), s) for s in free),
+                key=lambda x: x[0],  # the first (least recently used) of the longest
+            )
+            roots.append((root, kept))
+            free.remove(root)
         mem = self._ctx.memory
-        if kept == 0:
-            llama_cpp.llama_memory_clear(mem, True)
-        else:
-            for s in range(1, self.max_sequences):
+        seqs = []
+        for (root, kept), prefix, size in zip(roots, prefixes, sizes, strict=True):
+            self._cells[root] = []  # until the prefix is in place: a failed decode leaves nothing
+            llama_cpp.llama_memory_seq_rm(mem, root, kept, -1)
+            self.stats["prefix_reused_tokens"] += kept
+            for start in range(kept, len(prefix), self.n_batch):  # the rest, as the root
+                chunk = prefix[start : min(len(prefix), start + self.n_batch)]
+                self._decode([(t, start + i, root, False) for i, t in enumerate(chunk)])
+            self._cells[root] = list(prefix)
+            members = [free.pop(0) for _ in range(size - 1)]
+            for s in members:
                 llama_cpp.llama_memory_seq_rm(mem, s, -1, -1)
-            llama_cpp.llama_memory_seq_rm(mem, 0, kept, -1)
-        self.stats["prefix_reused_tokens"] += kept
-        return kept
+                self._cells[s] = []
+                if prefix:
+                    self._ctx.kv_cache_seq_cp(root, s, -1, -1)
+                    self._cells[s] = list(prefix)
+            seqs.append([root, *members])
+        for s in (s for group in seqs for s in group):
+            self._last_use[s] = self.stats["groups"] + 1
+        return seqs
 
     def _generate(self, requests: Sequence[Prepared], answers: list[Answer], samplers) -> None:
-        n = len(requests)
         prompts = [r.tokens for r in requests]
-        lcp = common_prefix(prompts) if n > 1 else len(prompts[0]) - 1
-        self.stats["prefix_tokens"] += lcp
-        kept = self._keep_prefix(prompts[0][:lcp])
-        for start in range(kept, lcp, self.n_batch):  # the rest of the shared prefix, as seq 0
-            chunk = prompts[0][start : min(lcp, start + self.n_batch)]
-            self._decode([(t, start + i, 0, False) for i, t in enumerate(chunk)])
-        self._prefix = list(prompts[0][:lcp])
-        if lcp:
-            for s in range(1, n):
-                self._ctx.kv_cache_seq_cp(0, s, -1, -1)
+        groups = clusters(prompts)
+        lcps = [  # each cluster's shared prefix, leaving every prompt MIN_TAIL own tokens
+            max(
+                0,
+                min(
+                    common_prefix([prompts[i] for i in g]), *(len(prompts[i]) - MIN_TAIL for i in g)
+                ),
+            )
+            for g in groups
+        ]
+        self.stats["clusters"] += len(groups)
+        self.stats["prefix_tokens"] += sum(lcps)
+        placed = self._place(
+            [list(prompts[g[0]][:n]) for g, n in zip(groups, lcps, strict=True)],
+            [len(g) for g in groups],
+        )
+        seq_of: dict[int, int] = {}  # request -> its sequence
+        start_of: dict[int, int] = {}  # request -> where its own tokens start
+        for g, n, seqs in zip(groups, lcps, placed, strict=True):
+            for i, s in zip(g, seqs, strict=True):
+                seq_of[i], start_of[i] = s, n
+        req_of = {s: i for i, s in seq_of.items()}
         # every sequence's own prompt tokens; logits at its last one
         pending = [
-            (t, pos, s, pos == len(p) - 1)
-            for s, p in enumerate(prompts)
-            for pos, t in enumerate(p[lcp:], start=lcp)
+            (t, pos, seq_of[i], pos == len(p) - 1)
+            for i, p in enumerate(prompts)
+            for pos, t in enumerate(p[start_of[i] :], start=start_of[i])
         ]
-        nxt: dict[int, int] = {}
+        nxt: dict[int, int] = {}  # sequence -> its next token
         for start in range(0, len(pending), self.n_batch):
             chunk = pending[start : start + self.n_batch]
             self._decode(chunk)
-            for i, (_, _, s, logits) in enumerate(chunk):
+            for k, (_, _, s, logits) in enumerate(chunk):
                 if logits:
-                    nxt[s] = samplers[s].sample(self._ctx, i)
-        pos = [len(p) for p in prompts]
+                    nxt[s] = samplers[req_of[s]].sample(self._ctx, k)
+        pos = {seq_of[i]: len(p) for i, p in enumerate(prompts)}
         while nxt:
             step: list[tuple[int, int, int, bool]] = []
             for s in sorted(nxt):
-                a = answers[s]
+                a = answers[req_of[s]]
                 if a.stopped_by_criteria():
                     continue
                 a.feed(nxt[s])
@@ -344,5 +408,5 @@ class BatchDecoder:
             nxt = {}
             if step:
                 self._decode(step)
-                for i, (_, _, s, _) in enumerate(step):
-                    nxt[s] = samplers[s].sample(self._ctx, i)
+                for k, (_, _, s, _) in enumerate(step):
+                    nxt[s] = samplers[req_of[s]].sample(self._ctx, k)
