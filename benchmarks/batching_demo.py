@@ -7,6 +7,7 @@ speed-up, and whether ``summary.json`` is the same apart from timings (``wall_s`
     python benchmarks/batching_demo.py --quick          # efficiency.py's smaller demo, ~6 min
     python benchmarks/batching_demo.py --batch-size 16  # on = 16 prompts per batch
     python benchmarks/batching_demo.py --model local:smollm2-q4_0   # requantized weights, both
+    python benchmarks/batching_demo.py --reuse-off      # time "on" only, against the last "off"
 
 Writes benchmarks/results/batching_demo.json. Run from the repository root (the demo config's
 data paths are relative to it), on an idle machine.
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,8 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import common as C  # noqa: E402
-from benchmarks.efficiency import DEMO_OVERRIDES, fresh_demo_run  # noqa: E402
+from benchmarks.efficiency import DEMO_CONFIG, DEMO_OVERRIDES, fresh_demo_run  # noqa: E402
+from evotrainer.config import load_config  # noqa: E402
 
 
 def run(work: Path, name: str, overrides: list[str]) -> dict[str, Any]:
@@ -54,13 +57,34 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--model", help="model.spec of both runs (default: the demo's)")
     ap.add_argument("--out", default=str(C.RESULTS / "batching_demo.json"))
+    ap.add_argument(
+        "--reuse-off",
+        action="store_true",
+        help="take the 'off' arm from the last run's work directory (same settings: the 'off' "
+        "path does not change with the batched decoder) and time only 'on'; valid on the same "
+        "host and session only",
+    )
     args = ap.parse_args(argv)
     base = (DEMO_OVERRIDES if args.quick else []) + [f"model.n_threads={args.threads}"]
     if args.model:
         base.append(f"model.spec={args.model}")
     work = C.WORK / "batching_demo"
     work.mkdir(parents=True, exist_ok=True)
-    off = run(work, "off", [*base, "model.batch_size=1"])
+    off_overrides = [*base, "model.batch_size=1"]
+    off_file = work / "off" / "summary.json"
+    reused = None
+    if args.reuse_off and off_file.is_file():
+        import json
+
+        off = json.loads(off_file.read_text())
+        want = load_config(DEMO_CONFIG, [*off_overrides, "report=false"]).model
+        got = load_config(work / "off" / "config.yaml").model
+        if got != want:
+            raise SystemExit(f"--reuse-off: {off_file} ran with other model settings: {got}")
+        reused = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(off_file.stat().st_mtime))
+        C.log(f"off: reused {off_file} (written {reused}): {off['wall_s']} s")
+    else:
+        off = run(work, "off", off_overrides)
     on = run(work, "on", [*base, f"model.batch_size={args.batch_size}"])
     diff = differences(off, on)
     result = {
@@ -73,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         "same_summary_apart_from_timings": not diff,
         "llm_calls": off["llm_calls"],
         "final_s_val": [off["final_s_val"], on["final_s_val"]],
+        "off_reused_from": reused,
     }
     C.write_json(Path(args.out), result)
     print("\n| batching | wall_s | LLM seconds |\n|---|---|---|")
