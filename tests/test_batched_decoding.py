@@ -125,8 +125,7 @@ def test_batched_answers_equal_sequential_ones_token_for_token(smollm2, temperat
 def test_a_meetings_transcript_is_prefilled_once_not_once_per_group(smollm2):
     """The second group of a meeting keeps the first group's prefilled transcript (as the
     sequential path keeps its prefix); another meeting keeps only the common chat header; the
-    first meeting, back after it, finds its transcript still in a stream; the answers stay
-    those of the sequential path throughout."""
+    answers stay those of the sequential path throughout."""
     params = SamplingParams(temperature=0.0, max_tokens=24, seed=3)
     meeting = [_prompt(i) for i in INSTRUCTIONS]  # groups of 4 and 2
     other = [[Message("user", f"{TRANSCRIPT.replace('Anna', 'Dora')}\n{i}")] for i in INSTRUCTIONS]
@@ -144,10 +143,7 @@ def test_a_meetings_transcript_is_prefilled_once_not_once_per_group(smollm2):
     assert reused[0] >= transcript_tokens - 2  # group 2 kept group 1's transcript
     # another meeting: the chat header and "Meeting transcript:" only, then its own group 2
     assert reused[1] - reused[0] < transcript_tokens / 2
-    # the first meeting again: its transcript is still in a KV stream the other meeting's
-    # groups did not need (more streams than rows), so neither of its groups prefills it
-    assert smollm2._decoder.streams > 4
-    assert reused[2] >= 2 * (transcript_tokens - 2)
+    assert reused[2] - reused[0] < transcript_tokens / 2
 
 
 @pytest.mark.slow

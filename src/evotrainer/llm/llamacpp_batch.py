@@ -45,11 +45,6 @@ UNSUPPORTED = ("logits_processor", "grammar", "logit_bias", "logprobs")
 # got logits a rounding away from the sequential path's, which prefills it inside a chunk, and
 # 5 of 36 greedy answers flipped at a near-tie; with two or more tokens they were identical.
 MIN_TAIL = 8
-# KV streams of the batch context: as many as this many bytes of KV cache hold (16 streams of
-# 1,536 tokens are ~0.6 GB for SmolLM2-135M; a 7B model gets fewer), never fewer than the rows
-# of a group, at most MAX_STREAMS.
-KV_BUDGET_BYTES = 1 << 30
-MAX_STREAMS = 16
 
 
 class _Captured(Exception):
@@ -215,39 +210,20 @@ def clusters(prompts: Sequence[Sequence[int]], share: float = 0.5) -> list[list[
     return out
 
 
-def kv_bytes_per_token(model: Any) -> int:
-    """Bytes of K and V cache one token costs (f16 cells, every layer)."""
-    import llama_cpp
-
-    model = getattr(model, "model", model)  # llama-cpp-python's LlamaModel wraps the pointer
-    n_layer = llama_cpp.llama_model_n_layer(model)
-    n_head = max(1, llama_cpp.llama_model_n_head(model))
-    n_head_kv = llama_cpp.llama_model_n_head_kv(model)
-    n_embd = llama_cpp.llama_model_n_embd(model)
-    return int(2 * n_layer * n_head_kv * (n_embd // n_head) * 2)
-
-
 class BatchDecoder:
     """Decodes groups of prepared requests in its own non-unified llama_context (made on first
-    use, and again larger when a group needs longer sequences).
+    use, and again larger when a group needs longer sequences)."""
 
-    The context has ``streams`` KV streams, at least one per row of a group and by default as
-    many as fit ``KV_BUDGET_BYTES`` (at most ``MAX_STREAMS``): the streams a group does not use
-    keep the transcripts earlier groups prefilled, so a meeting that comes back (the next racing
-    rung, the next generation's validation) is not prefilled again."""
-
-    def __init__(self, llm: Any, max_sequences: int, streams: int | None = None) -> None:
+    def __init__(self, llm: Any, max_sequences: int) -> None:
         self.llm = llm
         self.max_sequences = max(1, max_sequences)
-        self.wanted_streams = streams
-        self.streams = max(self.max_sequences, streams or self.max_sequences)
         self.n_batch = int(llm.n_batch)
         self._ctx: Any = None
         self._batch: Any = None
         self.seq_ctx = 0
-        # per stream: tokens its KV cells hold at positions 0.. (kept between groups)
-        self._cells: list[list[int]] = [[] for _ in range(self.streams)]
-        self._last_use = [0] * self.streams  # group number; 0: never used
+        # per sequence: tokens its KV stream holds at positions 0.. (kept between groups)
+        self._cells: list[list[int]] = [[] for _ in range(self.max_sequences)]
+        self._last_use = [0] * self.max_sequences  # group number; 0: never used
         self.stats = {
             "groups": 0,
             "sequences": 0,
@@ -265,17 +241,10 @@ class BatchDecoder:
             return
         self.close()
         seq_ctx = -(-seq_ctx // 256) * 256
-        streams = self.wanted_streams
-        if streams is None:  # as many as the KV budget holds at this sequence length
-            per_stream = seq_ctx * kv_bytes_per_token(self.llm._model)
-            streams = min(MAX_STREAMS, KV_BUDGET_BYTES // max(1, per_stream))
-        self.streams = max(self.max_sequences, int(streams))
-        self._cells = [[] for _ in range(self.streams)]
-        self._last_use = [0] * self.streams
         src = self.llm.context_params
         params = llama_cpp.llama_context_params.from_buffer_copy(src)
-        params.n_seq_max = self.streams
-        params.n_ctx = seq_ctx * self.streams
+        params.n_seq_max = self.max_sequences
+        params.n_ctx = seq_ctx * self.max_sequences
         params.kv_unified = False  # a KV stream per sequence: the sequential path's layout
         # a step decodes a few tokens: as many threads as one-token decoding (model.n_threads or
         # the idle cores), not llama-cpp-python's default for batches (every core)
@@ -292,8 +261,8 @@ class BatchDecoder:
             self._ctx.close()
         self._ctx = self._batch = None
         self.seq_ctx = 0
-        self._cells = [[] for _ in range(self.streams)]
-        self._last_use = [0] * self.streams
+        self._cells = [[] for _ in range(self.max_sequences)]
+        self._last_use = [0] * self.max_sequences
 
     # -- one llama_batch ---------------------------------------------------------------------
     def _decode(self, entries: list[tuple[int, int, int, bool]]) -> None:
@@ -354,7 +323,7 @@ class BatchDecoder:
 
         # least recently used first: a tie (nothing worth keeping) or a copy overwrites the
         # stream the longest unused, so a meeting a later group needs again is likelier kept
-        free = sorted(range(self.streams), key=lambda s: (self._last_use[s], s))
+        free = sorted(range(self.max_sequences), key=lambda s: (self._last_use[s], s))
         roots: list[tuple[int, int]] = []  # (root, kept)
         for prefix in prefixes:
             kept, root = max(
