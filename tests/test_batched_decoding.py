@@ -205,3 +205,27 @@ def test_a_meeting_alone_in_a_group_keeps_the_sequential_answer():
     assert all(_same(x, y) for x, y in zip(batched, sequential, strict=True))
     twice = llm.complete_batch([c, c], params)  # equal prompts: the shared prefix is all but
     assert all(_same(x, sequential[0]) for x in twice)  # their own MIN_TAIL tokens
+
+
+@pytest.mark.slow
+@needs_model
+def test_a_meeting_back_after_its_stream_was_reused_is_restored_not_prefilled(smollm2):
+    """Three meetings of four prompts each take every KV stream in turn; the first meeting,
+    back, gets its saved transcript cells copied in (PrefixStore) instead of a prefill, and
+    its answers are still the sequential ones."""
+    params = SamplingParams(temperature=0.0, max_tokens=16, seed=2)
+    long = TRANSCRIPT * 4  # past PREFIX_SAVE_MIN tokens
+    meetings = [long, long.replace("Anna", "Dora"), long.replace("Ben", "Emil")]
+    prompts = [[[Message("user", f"{t}\n{i}")] for i in INSTRUCTIONS[:4]] for t in meetings]
+    order = [*prompts, prompts[0]]
+    sequential = [[smollm2.complete(m, params) for m in group] for group in order]
+    smollm2.complete_batch(prompts[0][:2], params)  # the decoder exists
+    smollm2._decoder.close()
+    stats = smollm2._decoder.stats
+    batched = [smollm2.complete_batch(group, params) for group in order[:3]]
+    before = stats["prefix_restored_tokens"]
+    batched.append(smollm2.complete_batch(order[3], params))
+    # beyond the chat header the streams still share with it: the transcript came from the copy
+    assert stats["prefix_restored_tokens"] - before >= 0.8 * smollm2.count_tokens(long)
+    for got, want in zip(batched, sequential, strict=True):
+        assert all(_same(a, b) for a, b in zip(got, want, strict=True))

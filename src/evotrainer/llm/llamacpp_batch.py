@@ -32,6 +32,7 @@ bias, a logits processor, a prompt that does not fit) is answered by the sequent
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +46,10 @@ UNSUPPORTED = ("logits_processor", "grammar", "logit_bias", "logprobs")
 # got logits a rounding away from the sequential path's, which prefills it inside a chunk, and
 # 5 of 36 greedy answers flipped at a near-tie; with two or more tokens they were identical.
 MIN_TAIL = 8
+# Prefixes of at least this many prefilled tokens are kept in a PrefixStore of this many bytes
+# (a 1,024-token transcript of SmolLM2-135M: ~24 MB of KV cells).
+PREFIX_SAVE_MIN = 256
+PREFIX_STORE_BYTES = 512 << 20
 
 
 class _Captured(Exception):
@@ -210,6 +215,62 @@ def clusters(prompts: Sequence[Sequence[int]], share: float = 0.5) -> list[list[
     return out
 
 
+class PrefixStore:
+    """Copies of prefilled prefixes' KV cells (``llama_state_seq_get_data``), least recently
+    used first out past ``budget`` bytes. A meeting that comes back after its KV stream was
+    reused (the next racing rung, the next generation's validation) is restored with a copy of a
+    few megabytes instead of a prefill of its transcript; the cells are the same bytes, so the
+    answers are the same."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.used = 0
+        self._entries: OrderedDict[tuple[int, ...], Any] = OrderedDict()
+
+    def save(self, ctx: Any, seq: int, tokens: Sequence[int]) -> None:
+        import ctypes
+
+        import llama_cpp
+
+        key = tuple(tokens)
+        if key in self._entries:
+            self._entries.move_to_end(key)
+            return
+        size = int(llama_cpp.llama_state_seq_get_size(ctx.ctx, seq))
+        if size <= 0 or size > self.budget:
+            return
+        buf = (ctypes.c_uint8 * size)()
+        if int(llama_cpp.llama_state_seq_get_data(ctx.ctx, buf, size, seq)) != size:
+            return
+        while self._entries and self.used + size > self.budget:
+            _, old = self._entries.popitem(last=False)
+            self.used -= len(old)
+        self._entries[key] = buf
+        self.used += size
+
+    def restore(self, ctx: Any, seq: int, prefix: Sequence[int], kept: int) -> int | None:
+        """Puts into ``seq`` the saved prefix sharing the most with ``prefix``, if that is more
+        than ``kept`` (what the stream holds already) by at least PREFIX_SAVE_MIN tokens;
+        returns how many of its tokens ``prefix`` shares, 0 if the copy failed (``seq`` is then
+        empty), None if nothing was tried (``seq`` untouched)."""
+        import llama_cpp
+
+        best, best_n = None, kept + PREFIX_SAVE_MIN - 1
+        for key in self._entries:
+            n = llama_cpp.Llama.longest_token_prefix(key, prefix)
+            if n > best_n:
+                best, best_n = key, n
+        if best is None:
+            return None
+        buf = self._entries[best]
+        self._entries.move_to_end(best)
+        llama_cpp.llama_memory_seq_rm(ctx.memory, seq, -1, -1)
+        if int(llama_cpp.llama_state_seq_set_data(ctx.ctx, buf, len(buf), seq)) == 0:
+            llama_cpp.llama_memory_seq_rm(ctx.memory, seq, -1, -1)
+            return 0  # not restored: the caller prefills from the start
+        return best_n
+
+
 class BatchDecoder:
     """Decodes groups of prepared requests in its own non-unified llama_context (made on first
     use, and again larger when a group needs longer sequences)."""
@@ -230,8 +291,10 @@ class BatchDecoder:
             "clusters": 0,
             "prefix_tokens": 0,
             "prefix_reused_tokens": 0,
+            "prefix_restored_tokens": 0,
             "decode_calls": 0,
         }
+        self.store = PrefixStore(PREFIX_STORE_BYTES)
 
     def _context(self, seq_ctx: int) -> None:
         import llama_cpp
@@ -263,6 +326,7 @@ class BatchDecoder:
         self.seq_ctx = 0
         self._cells = [[] for _ in range(self.max_sequences)]
         self._last_use = [0] * self.max_sequences
+        self.store = PrefixStore(PREFIX_STORE_BYTES)  # KV data belongs to this context's layout
 
     # -- one llama_batch ---------------------------------------------------------------------
     def _decode(self, entries: list[tuple[int, int, int, bool]]) -> None:
@@ -336,12 +400,18 @@ class BatchDecoder:
         seqs = []
         for (root, kept), prefix, size in zip(roots, prefixes, sizes, strict=True):
             self._cells[root] = []  # until the prefix is in place: a failed decode leaves nothing
+            restored = self.store.restore(self._ctx, root, prefix, kept)
+            if restored is not None:  # a saved copy put in (or, if that failed, an empty stream)
+                self.stats["prefix_restored_tokens"] += max(0, restored - kept)
+                kept = restored
             llama_cpp.llama_memory_seq_rm(mem, root, kept, -1)
             self.stats["prefix_reused_tokens"] += kept
             for start in range(kept, len(prefix), self.n_batch):  # the rest, as the root
                 chunk = prefix[start : min(len(prefix), start + self.n_batch)]
                 self._decode([(t, start + i, root, False) for i, t in enumerate(chunk)])
             self._cells[root] = list(prefix)
+            if len(prefix) - kept >= PREFIX_SAVE_MIN:  # a transcript prefilled: keep a copy
+                self.store.save(self._ctx, root, prefix)
             members = [free.pop(0) for _ in range(size - 1)]
             for s in members:
                 llama_cpp.llama_memory_seq_rm(mem, s, -1, -1)
