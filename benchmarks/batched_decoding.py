@@ -77,9 +77,9 @@ class StepTimer:
         self.by_rows: dict[int, list[float]] = {}
         inner = decoder._decode
 
-        def timed(entries):
+        def timed(entries, phase):
             t0 = time.perf_counter()
-            inner(entries)
+            inner(entries, phase)
             self.by_rows.setdefault(len(entries), []).append(time.perf_counter() - t0)
 
         decoder._decode = timed  # type: ignore[method-assign]

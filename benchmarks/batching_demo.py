@@ -36,6 +36,13 @@ def run(work: Path, name: str, overrides: list[str]) -> dict[str, Any]:
     return summary
 
 
+def _decoder_stats(path: Path) -> dict[str, Any] | None:
+    """The "on" run's batched-decoder counters (seconds by phase, rows per step), if any."""
+    import json
+
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
 def differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     out = []
     for key in sorted(set(a) | set(b)):
@@ -85,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         C.log(f"off: reused {off_file} (written {reused}): {off['wall_s']} s")
     else:
         off = run(work, "off", off_overrides)
+    (work / "on-decoder.json").unlink(missing_ok=True)
     on = run(work, "on", [*base, f"model.batch_size={args.batch_size}"])
     diff = differences(off, on)
     result = {
@@ -98,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         "llm_calls": off["llm_calls"],
         "final_s_val": [off["final_s_val"], on["final_s_val"]],
         "off_reused_from": reused,
+        "on_decoder": _decoder_stats(work / "on-decoder.json"),
     }
     C.write_json(Path(args.out), result)
     print("\n| batching | wall_s | LLM seconds |\n|---|---|---|")

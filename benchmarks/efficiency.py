@@ -74,11 +74,16 @@ def fresh_demo_run(work: Path, name: str, overrides: list[str]) -> dict[str, Any
         Path(f"{cache}{suffix}").unlink(missing_ok=True)
     cfg = load_config(DEMO_CONFIG, [*overrides, f"cache.path={cache}", "report=false"])
     C.log(f"{name}: running ...")
+    engine = CoEvolution(cfg)
     try:
-        CoEvolution(cfg).run(run_dir)
+        engine.run(run_dir)
     except BudgetExceeded as exc:
         C.log(f"{name}: {exc}")
-    return json.loads((run_dir / "summary.json").read_text())
+    summary = json.loads((run_dir / "summary.json").read_text())
+    decoder = getattr(engine.stack.backend, "_decoder", None)
+    if decoder is not None:  # the embedded backend's batched decoder: where its time went
+        C.write_json(work / f"{name}-decoder.json", decoder.stats)
+    return summary
 
 
 # -- 1. throughput with a zero-latency fake --------------------------------------------------

@@ -118,6 +118,10 @@ def test_batched_answers_equal_sequential_ones_token_for_token(smollm2, temperat
     assert all(_same(a, b) for a, b in zip(batched, sequential, strict=True))
     assert smollm2._decoder.stats["groups"] == groups + 2  # decoded in batches, not one by one
     assert smollm2._decoder.stats["prefix_tokens"] > 100
+    # where the time went: every phase counted, the steps by their rows (at most 4 per step)
+    stats = smollm2._decoder.stats
+    assert stats["seconds"]["steps"] > 0 and stats["seconds"]["tails"] > 0
+    assert stats["step_rows"] and max(stats["step_rows"]) <= 4
 
 
 @pytest.mark.slow

@@ -32,6 +32,7 @@ bias, a logits processor, a prompt that does not fit) is answered by the sequent
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -293,6 +294,10 @@ class BatchDecoder:
             "prefix_reused_tokens": 0,
             "prefix_restored_tokens": 0,
             "decode_calls": 0,
+            # wall seconds by phase: transcript prefill, PrefixStore restore and save, each
+            # sequence's own prompt tokens (tails), decoding steps, sampling and assembling
+            "seconds": dict.fromkeys(("prefill", "store", "tails", "steps", "sampling"), 0.0),
+            "step_rows": {},  # rows per decoding step -> steps
         }
         self.store = PrefixStore(PREFIX_STORE_BYTES)
 
@@ -329,8 +334,9 @@ class BatchDecoder:
         self.store = PrefixStore(PREFIX_STORE_BYTES)  # KV data belongs to this context's layout
 
     # -- one llama_batch ---------------------------------------------------------------------
-    def _decode(self, entries: list[tuple[int, int, int, bool]]) -> None:
+    def _decode(self, entries: list[tuple[int, int, int, bool]], phase: str) -> None:
         """entries: (token, position, sequence, wants logits)."""
+        start = time.perf_counter()
         b = self._batch.batch
         b.n_tokens = len(entries)
         for i, (token, pos, seq, logits) in enumerate(entries):
@@ -341,6 +347,7 @@ class BatchDecoder:
             b.logits[i] = logits
         self._ctx.decode(self._batch)
         self.stats["decode_calls"] += 1
+        self.stats["seconds"][phase] += time.perf_counter() - start
 
     def run(self, requests: Sequence[Prepared]) -> list[tuple[Answer, int]]:
         """Answers (and prompt lengths) for at most ``max_sequences`` requests."""
@@ -400,7 +407,9 @@ class BatchDecoder:
         seqs = []
         for (root, kept), prefix, size in zip(roots, prefixes, sizes, strict=True):
             self._cells[root] = []  # until the prefix is in place: a failed decode leaves nothing
+            start = time.perf_counter()
             restored = self.store.restore(self._ctx, root, prefix, kept)
+            self.stats["seconds"]["store"] += time.perf_counter() - start
             if restored is not None:  # a saved copy put in (or, if that failed, an empty stream)
                 self.stats["prefix_restored_tokens"] += max(0, restored - kept)
                 kept = restored
@@ -408,10 +417,12 @@ class BatchDecoder:
             self.stats["prefix_reused_tokens"] += kept
             for start in range(kept, len(prefix), self.n_batch):  # the rest, as the root
                 chunk = prefix[start : min(len(prefix), start + self.n_batch)]
-                self._decode([(t, start + i, root, False) for i, t in enumerate(chunk)])
+                self._decode([(t, start + i, root, False) for i, t in enumerate(chunk)], "prefill")
             self._cells[root] = list(prefix)
             if len(prefix) - kept >= PREFIX_SAVE_MIN:  # a transcript prefilled: keep a copy
+                start = time.perf_counter()
                 self.store.save(self._ctx, root, prefix)
+                self.stats["seconds"]["store"] += time.perf_counter() - start
             members = [free.pop(0) for _ in range(size - 1)]
             for s in members:
                 llama_cpp.llama_memory_seq_rm(mem, s, -1, -1)
@@ -457,12 +468,14 @@ class BatchDecoder:
         nxt: dict[int, int] = {}  # sequence -> its next token
         for start in range(0, len(pending), self.n_batch):
             chunk = pending[start : start + self.n_batch]
-            self._decode(chunk)
+            self._decode(chunk, "tails")
             for k, (_, _, s, logits) in enumerate(chunk):
                 if logits:
                     nxt[s] = samplers[req_of[s]].sample(self._ctx, k)
         pos = {seq_of[i]: len(p) for i, p in enumerate(prompts)}
+        seconds, rows = self.stats["seconds"], self.stats["step_rows"]
         while nxt:
+            start = time.perf_counter()
             step: list[tuple[int, int, int, bool]] = []
             for s in sorted(nxt):
                 a = answers[req_of[s]]
@@ -476,7 +489,11 @@ class BatchDecoder:
                     a.text = a.detokenize(a.completion, prev_tokens=a.prompt)
                     a.done = True
             nxt = {}
+            seconds["sampling"] += time.perf_counter() - start
             if step:
-                self._decode(step)
+                self._decode(step, "steps")
+                rows[len(step)] = rows.get(len(step), 0) + 1
+                start = time.perf_counter()
                 for k, (_, _, s, _) in enumerate(step):
                     nxt[s] = samplers[req_of[s]].sample(self._ctx, k)
+                seconds["sampling"] += time.perf_counter() - start
