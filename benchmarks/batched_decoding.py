@@ -10,7 +10,7 @@ answer is identical (text, finish reason, token counts).
     python benchmarks/batched_decoding.py --steps --model other.gguf   # another GGUF file
 
 ``--steps``: what one decoding step costs by the number of rows (sequences) in it, on the
-first meeting with the first policy's prompt P times (llama_decode timed step by step), and
+first meeting with the first policy's prompt P times (the decoder's own phase timings), and
 where a group's time goes: the shared prefill, the prompt tails, the decoding steps, the rest
 (sampling, detokenizing, stop checks in Python).
 
@@ -70,21 +70,6 @@ def measure(model: LlamaCppLLM, prompts_by_meeting, params, batched: bool) -> di
     }
 
 
-class StepTimer:
-    """Times every ``llama_decode`` of a BatchDecoder, by the number of tokens in the batch."""
-
-    def __init__(self, decoder: BatchDecoder) -> None:
-        self.by_rows: dict[int, list[float]] = {}
-        inner = decoder._decode
-
-        def timed(entries, phase):
-            t0 = time.perf_counter()
-            inner(entries, phase)
-            self.by_rows.setdefault(len(entries), []).append(time.perf_counter() - t0)
-
-        decoder._decode = timed  # type: ignore[method-assign]
-
-
 def step_costs(model: LlamaCppLLM, prompts, params, ps: list[int]) -> dict[str, Any]:
     """Per-step cost by rows (one prompt repeated P times: every step has P rows until the
     end), and a breakdown of one group of P = max(ps) different prompts."""
@@ -101,14 +86,15 @@ def step_costs(model: LlamaCppLLM, prompts, params, ps: list[int]) -> dict[str, 
         decoder._context(
             max(model.count_tokens(m[-1].content) for m in prompts) + 64 + params.max_tokens
         )
-        timer = StepTimer(decoder)
         decoder.run([prepared(prompts[0])] * p)
-        steps = timer.by_rows.get(p, [])
-        ms = 1000 * sum(steps) / len(steps)
+        n_steps = decoder.stats["step_rows"].get(p, 0)
+        # the same prompt P times: the P answers are equal, so every step has P rows
+        assert set(decoder.stats["step_rows"]) == {p}, decoder.stats["step_rows"]
+        ms = 1000 * decoder.stats["seconds"]["steps"] / n_steps
         rows.append(
             {
                 "rows": p,
-                "steps": len(steps),
+                "steps": n_steps,
                 "ms_per_step": round(ms, 2),
                 "ms_per_token": round(ms / p, 2),
             }
@@ -120,21 +106,19 @@ def step_costs(model: LlamaCppLLM, prompts, params, ps: list[int]) -> dict[str, 
     decoder._context(
         max(model.count_tokens(m[-1].content) for m in prompts) + 64 + params.max_tokens
     )
-    timer = StepTimer(decoder)
     group = [prepared(m) for m in prompts[:p]]
     t0 = time.perf_counter()
     decoder.run(group)
     wall = time.perf_counter() - t0
-    calls = sorted((n, sum(ts)) for n, ts in timer.by_rows.items())
-    big = [(n, s) for n, s in calls if n > p]  # the shared prefill and the prompt tails
-    decode_s = sum(s for n, s in calls if n <= p)
+    seconds, tokens = decoder.stats["seconds"], decoder.stats["tokens"]
+    decoded_s = seconds["prefill"] + seconds["tails"] + seconds["steps"]  # inside llama_decode
     breakdown = {
         "p": p,
         "wall_s": round(wall, 3),
-        "prefill_and_tails_s": round(sum(s for _, s in big), 3),
-        "prefill_and_tails_tokens": sum(n for n, _ in big),
-        "decode_steps_s": round(decode_s, 3),
-        "python_s": round(wall - sum(s for _, s in calls), 3),
+        "prefill_and_tails_s": round(seconds["prefill"] + seconds["tails"], 3),
+        "prefill_and_tails_tokens": tokens["prefill"] + tokens["tails"],
+        "decode_steps_s": round(seconds["steps"], 3),
+        "python_s": round(wall - decoded_s, 3),
     }
     decoder.close()
     return {"by_rows": rows, "group": breakdown}

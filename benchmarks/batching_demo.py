@@ -30,17 +30,12 @@ from benchmarks.efficiency import DEMO_CONFIG, DEMO_OVERRIDES, fresh_demo_run  #
 from evotrainer.config import load_config  # noqa: E402
 
 
-def run(work: Path, name: str, overrides: list[str]) -> dict[str, Any]:
-    summary = fresh_demo_run(work, name, overrides)
+def run(
+    work: Path, name: str, overrides: list[str], decoder_stats: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    summary = fresh_demo_run(work, name, overrides, decoder_stats)
     C.log(f"{name}: {summary['wall_s']} s, {summary['llm_calls']} calls")
     return summary
-
-
-def _decoder_stats(path: Path) -> dict[str, Any] | None:
-    """The "on" run's batched-decoder counters (seconds by phase, rows per step), if any."""
-    import json
-
-    return json.loads(path.read_text()) if path.is_file() else None
 
 
 def differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
@@ -92,8 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         C.log(f"off: reused {off_file} (written {reused}): {off['wall_s']} s")
     else:
         off = run(work, "off", off_overrides)
-    (work / "on-decoder.json").unlink(missing_ok=True)
-    on = run(work, "on", [*base, f"model.batch_size={args.batch_size}"])
+    on_decoder: dict[str, Any] = {}
+    on = run(work, "on", [*base, f"model.batch_size={args.batch_size}"], on_decoder)
     diff = differences(off, on)
     result = {
         "machine": C.machine(),
@@ -106,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         "llm_calls": off["llm_calls"],
         "final_s_val": [off["final_s_val"], on["final_s_val"]],
         "off_reused_from": reused,
-        "on_decoder": _decoder_stats(work / "on-decoder.json"),
+        "on_decoder": on_decoder or None,
     }
     C.write_json(Path(args.out), result)
     print("\n| batching | wall_s | LLM seconds |\n|---|---|---|")

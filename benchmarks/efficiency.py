@@ -64,10 +64,14 @@ DEMO_OVERRIDES = [
 ]
 
 
-def fresh_demo_run(work: Path, name: str, overrides: list[str]) -> dict[str, Any]:
+def fresh_demo_run(
+    work: Path, name: str, overrides: list[str], decoder_stats: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """configs/demo.yaml with ``overrides`` in WORK/NAME from a fresh run directory and a fresh
     cache (WORK/NAME.sqlite), no HTML report; its summary.json. A run stopped by a call cap
-    below its first generation is logged, not fatal (its summary is written all the same)."""
+    below its first generation is logged, not fatal (its summary is written all the same).
+    ``decoder_stats``, if given, receives the embedded backend's batched-decoder counters
+    (seconds by phase, rows per step), when the run used it."""
     run_dir, cache = work / name, work / f"{name}.sqlite"
     shutil.rmtree(run_dir, ignore_errors=True)
     for suffix in ("", "-wal", "-shm"):
@@ -79,11 +83,10 @@ def fresh_demo_run(work: Path, name: str, overrides: list[str]) -> dict[str, Any
         engine.run(run_dir)
     except BudgetExceeded as exc:
         C.log(f"{name}: {exc}")
-    summary = json.loads((run_dir / "summary.json").read_text())
     decoder = getattr(engine.stack.backend, "_decoder", None)
-    if decoder is not None:  # the embedded backend's batched decoder: where its time went
-        C.write_json(work / f"{name}-decoder.json", decoder.stats)
-    return summary
+    if decoder_stats is not None and decoder is not None:
+        decoder_stats.update(decoder.stats)
+    return json.loads((run_dir / "summary.json").read_text())
 
 
 # -- 1. throughput with a zero-latency fake --------------------------------------------------

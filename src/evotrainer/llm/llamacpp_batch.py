@@ -297,6 +297,7 @@ class BatchDecoder:
             # wall seconds by phase: transcript prefill, PrefixStore restore and save, each
             # sequence's own prompt tokens (tails), decoding steps, sampling and assembling
             "seconds": dict.fromkeys(("prefill", "store", "tails", "steps", "sampling"), 0.0),
+            "tokens": dict.fromkeys(("prefill", "tails", "steps"), 0),  # decoded, by phase
             "step_rows": {},  # rows per decoding step -> steps
         }
         self.store = PrefixStore(PREFIX_STORE_BYTES)
@@ -348,6 +349,7 @@ class BatchDecoder:
         self._ctx.decode(self._batch)
         self.stats["decode_calls"] += 1
         self.stats["seconds"][phase] += time.perf_counter() - start
+        self.stats["tokens"][phase] += len(entries)
 
     def run(self, requests: Sequence[Prepared]) -> list[tuple[Answer, int]]:
         """Answers (and prompt lengths) for at most ``max_sequences`` requests."""
