@@ -130,16 +130,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--meetings", type=int, default=3, help="AMI dev meetings (synthetic if absent)"
     )
+    ap.add_argument("--data", default=C.DEFAULT_TEST, help="meetings JSONL (default: AMI dev)")
     ap.add_argument("--max-tokens", type=int, default=128)
     ap.add_argument("--max-input-tokens", type=int, default=512)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--out", default=str(C.RESULTS / "batched_decoding.json"))
     ap.add_argument("--steps", action="store_true", help="per-step cost by rows (see above)")
     ap.add_argument("--model", help="a GGUF file (default: the embedded SmolLM2 Q4_1)")
+    ap.add_argument(
+        "--draft-tokens",
+        type=int,
+        default=0,
+        help="prompt-lookup draft tokens per sequence and step in the batched arm (0: none)",
+    )
     args = ap.parse_args(argv)
 
     task = MeetingTask(max_input_tokens=args.max_input_tokens)
-    split = C.load_split(task, C.DEFAULT_TEST, args.meetings, name="meetings", synthetic_seed=5)
+    split = C.load_split(task, args.data, args.meetings, name="meetings", synthetic_seed=5)
     C.log(split.info["message"])
     pool = policies(max(args.p))
     params = SamplingParams(temperature=0.0, max_tokens=args.max_tokens, seed=0)
@@ -163,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         prompts = [
             [task.render(pol.render(), inst)[0] for pol in pool[:p]] for inst in split.instances
         ]
-        model.batch_size, model._decoder = p, BatchDecoder(model._llm, p)
+        model.batch_size, model._decoder = p, BatchDecoder(model._llm, p, args.draft_tokens)
         longest = max(model.count_tokens(m[-1].content) for ms in prompts for m in ms)
         model._decoder._context(longest + 64 + args.max_tokens)  # made before the clock starts
         seq = measure(model, prompts, params, batched=False)
@@ -178,6 +185,9 @@ def main(argv: list[str] | None = None) -> int:
             "differing_answers": sum(
                 a != b for a, b in zip(seq["answers"], bat["answers"], strict=True)
             ),
+            "decoder": {
+                k: model._decoder.stats[k] for k in ("drafted", "accepted", "step_rows", "seconds")
+            },
         }
         rows.append(row)
         C.log(

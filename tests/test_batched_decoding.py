@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from evotrainer.llm.base import Completion, SamplingParams
-from evotrainer.llm.llamacpp_batch import Answer, clusters, common_prefix
+from evotrainer.llm.llamacpp_batch import Answer, Drafter, clusters, common_prefix
 from evotrainer.types import Message
 from tests.support import needs_model
 
@@ -87,6 +87,24 @@ def test_answer_assembly_follows_create_completion():
     assert a.stopped_by_criteria() and a.finish == "stop" and a.text == b"abc"
 
 
+def test_drafter_proposes_what_followed_the_latest_copy_of_the_last_tokens():
+    d = Drafter([1, 2, 3, 4, 5, 9, 2, 3, 7, 8])
+    assert d.draft(4) == []  # "7 8" was never seen before
+    d.append(2)
+    d.append(3)  # "8 2 3": no 3-gram match; "2 3" last continued by 7 8
+    assert d.draft(4) == [7, 8, 2, 3]
+    assert d.draft(1) == [7]
+    d.append(7)  # "2 3 7" seen once: what followed it
+    assert d.draft(2) == [8, 2]
+
+
+def test_drafter_follows_a_loop_of_its_own_answer():
+    d = Drafter([5, 6])  # the prompt
+    for t in [10, 11, 12, 10, 11, 12, 10, 11]:
+        d.append(t)
+    assert d.draft(5) == [12, 10, 11]  # up to the end of what is known
+
+
 # -- the real model -----------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def smollm2():
@@ -122,6 +140,32 @@ def test_batched_answers_equal_sequential_ones_token_for_token(smollm2, temperat
     stats = smollm2._decoder.stats
     assert stats["seconds"]["steps"] > 0 and stats["seconds"]["tails"] > 0
     assert stats["step_rows"] and max(stats["step_rows"]) <= 4
+
+
+@pytest.mark.slow
+@needs_model
+def test_drafts_save_decoding_steps_and_answer_the_same_each_time():
+    """Prompt-lookup drafts verified in the decoding step (``draft_tokens``): a draft token is
+    kept only where the model chose it, so steps are fewer than tokens. Not the sequential
+    answers token for token: llama.cpp computes a token's logits a little differently when
+    other tokens of its sequence are in the same step (docs/efficiency.md), so the test asks
+    what holds: the same answers on every run, and drafts proposed and accepted."""
+    from evotrainer.llm.llamacpp import LlamaCppLLM, smollm2_path
+
+    model = LlamaCppLLM(
+        smollm2_path(), n_ctx=2048, n_threads=1, label="smollm2", batch_size=4, draft_tokens=6
+    )
+    params = SamplingParams(temperature=0.0, max_tokens=64, seed=5)
+    prompts = [_prompt(i) for i in ("Repeat the transcript word for word.", *INSTRUCTIONS[:3])]
+    first = model.complete_batch(prompts, params)
+    again = model.complete_batch(prompts, params)
+    assert all(isinstance(c, Completion) for c in first)
+    assert all(_same(a, b) for a, b in zip(first, again, strict=True))
+    stats = model._decoder.stats
+    assert stats["drafted"] > 0 and 0 < stats["accepted"] <= stats["drafted"]
+    generated = sum(c.completion_tokens for c in first + again)
+    assert sum(stats["step_rows"].values()) < generated  # fewer steps than tokens
+    assert model.describe()["draft_tokens"] == 6
 
 
 @pytest.mark.slow

@@ -64,6 +64,14 @@ class ModelConfig(_Strict):
         "prefilled once); up to 4 the answers were identical to one at a time in every "
         "check, at 8 and 16 some differ (docs/efficiency.md); 1 = one at a time",
     )
+    draft_tokens: int = Field(
+        0,
+        ge=0,
+        le=16,
+        description="embedded model, batched groups: up to this many prompt-lookup draft "
+        "tokens per sequence and decoding step, taken from its own prompt and answer and kept "
+        "only where the model chose them (docs/efficiency.md); 0 = no drafts",
+    )
     timeout_s: float = Field(120.0, gt=0, description="HTTP request timeout")
     max_retries: int = Field(4, ge=0, description="HTTP retries on 429/5xx/timeouts")
     extra_body: dict[str, Any] = Field(

@@ -105,6 +105,7 @@ class LlamaCppLLM(BaseLLM):
         chat_format: str | None = None,
         label: str | None = None,
         batch_size: int = 1,
+        draft_tokens: int = 0,
     ) -> None:
         from evotrainer.llm.spec import VALID_FORMS
 
@@ -138,6 +139,7 @@ class LlamaCppLLM(BaseLLM):
         self.context_size = int(self._llm.n_ctx())
         self._lock = threading.Lock()
         self.batch_size = max(1, int(batch_size))
+        self.draft_tokens = max(0, int(draft_tokens))
         self._decoder: Any = None  # llamacpp_batch.BatchDecoder, made on the first batch
 
     def count_tokens(self, text: str) -> int:
@@ -217,7 +219,7 @@ class LlamaCppLLM(BaseLLM):
                 else:
                     out[i] = self._one(messages, params)
             if self._decoder is None:
-                self._decoder = BatchDecoder(self._llm, self.batch_size)
+                self._decoder = BatchDecoder(self._llm, self.batch_size, self.draft_tokens)
             for k in range(0, len(ready), self.batch_size):
                 group = ready[k : k + self.batch_size]
                 start = time.perf_counter()
@@ -245,4 +247,5 @@ class LlamaCppLLM(BaseLLM):
             "context": self.context_size,
             "threads": self.n_threads,
             "batch_size": self.batch_size,
+            "draft_tokens": self.draft_tokens,
         }

@@ -52,16 +52,24 @@ def build_backend(cfg: ModelConfig, seed: int = 0, ray: RayConfig | None = None)
 
         kw = {"n_ctx": cfg.n_ctx, "n_threads": cfg.n_threads, "seed": seed}
         if rest == "smollm2":
-            return LlamaCppLLM(smollm2_path(), label="smollm2", batch_size=cfg.batch_size, **kw)
+            return LlamaCppLLM(
+                smollm2_path(),
+                label="smollm2",
+                batch_size=cfg.batch_size,
+                draft_tokens=cfg.draft_tokens,
+                **kw,
+            )
         if rest.startswith("smollm2-"):
             path = requantized_smollm2(rest.removeprefix("smollm2-"), default_cache_dir())
-            return LlamaCppLLM(path, label=rest, batch_size=cfg.batch_size, **kw)
+            return LlamaCppLLM(
+                path, label=rest, batch_size=cfg.batch_size, draft_tokens=cfg.draft_tokens, **kw
+            )
         path = Path(rest).expanduser()
         if path.suffix.lower() != ".gguf":
             raise ModelSpecError(
                 f"model spec {spec!r}: expected a .gguf file. Valid: {VALID_FORMS}"
             )
-        return LlamaCppLLM(path, batch_size=cfg.batch_size, **kw)
+        return LlamaCppLLM(path, batch_size=cfg.batch_size, draft_tokens=cfg.draft_tokens, **kw)
     if kind == "fake" and rest:
         from evotrainer.llm.fakes import fake_backend
 
