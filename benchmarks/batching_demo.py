@@ -60,6 +60,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", help="model.spec of both runs (default: the demo's)")
     ap.add_argument("--out", default=str(C.RESULTS / "batching_demo.json"))
     ap.add_argument(
+        "--draft-tokens",
+        type=int,
+        default=0,
+        help="model.draft_tokens of the 'on' run (prompt-lookup drafts; answers then differ "
+        "from one at a time, docs/efficiency.md)",
+    )
+    ap.add_argument(
         "--reuse-off",
         action="store_true",
         help="take the 'off' arm from the last run's work directory (same settings: the 'off' "
@@ -88,7 +95,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         off = run(work, "off", off_overrides)
     on_decoder: dict[str, Any] = {}
-    on = run(work, "on", [*base, f"model.batch_size={args.batch_size}"], on_decoder)
+    on_overrides = [*base, f"model.batch_size={args.batch_size}"]
+    if args.draft_tokens:
+        on_overrides.append(f"model.draft_tokens={args.draft_tokens}")
+    on = run(work, "on", on_overrides, on_decoder)
     diff = differences(off, on)
     result = {
         "machine": C.machine(),
