@@ -26,7 +26,8 @@ The batch runs in a second ``llama_context`` on the same weights whose KV cache 
 unified*: every sequence has its own KV stream, laid out like the sequential path's (the prefix
 in cells 0..L-1, then its own tokens), so each attention sums the same cells in the same order
 and greedy answers equal the sequential ones token for token (tests/test_batched_decoding.py;
-docs/efficiency.md). A request this module cannot reproduce exactly (no seed, a grammar, logit
+docs/efficiency.md); prompt-lookup drafts (``draft_tokens`` > 0, off by default) give up that
+identity for fewer steps. A request this module cannot reproduce exactly (no seed, a grammar, logit
 bias, a logits processor, a prompt that does not fit) is answered by the sequential path.
 """
 
@@ -332,7 +333,7 @@ class BatchDecoder:
             "seconds": dict.fromkeys(("prefill", "store", "tails", "steps", "sampling"), 0.0),
             "tokens": dict.fromkeys(("prefill", "tails", "steps"), 0),  # decoded, by phase
             "step_rows": {},  # rows per decoding step -> steps
-            "drafted": 0,  # draft tokens decoded (greedy requests, ``draft_tokens`` > 0)
+            "drafted": 0,  # draft tokens decoded (``draft_tokens`` > 0)
             "accepted": 0,  # of them, those the model's own choice confirmed
         }
         self.store = PrefixStore(PREFIX_STORE_BYTES)
@@ -513,8 +514,10 @@ class BatchDecoder:
                     nxt[s] = samplers[req_of[s]].sample(self._ctx, k)
         pos = {seq_of[i]: len(p) for i, p in enumerate(prompts)}
         # prompt-lookup drafts, verified in the same step: a draft token is kept only where the
-        # sampler, reading the row of the token before it, chose that very token, so every
-        # answer gets the tokens (and the sampler the calls) it gets without drafts
+        # sampler, reading the row of the token before it, chose that very token, and the
+        # sampler is called once per kept token as without drafts. The logits are not the
+        # sequential path's: llama.cpp rounds a token differently when tokens before it in its
+        # sequence are in the same step, so answers with drafts differ (docs/efficiency.md)
         drafters = (
             {seq_of[i]: Drafter(p) for i, p in enumerate(prompts)} if self.draft_tokens else {}
         )
@@ -530,7 +533,7 @@ class BatchDecoder:
                     continue
                 a.feed(nxt[s])
                 if not a.done and pos[s] < self.seq_ctx:
-                    drafts[s] = (len(step), [])
+                    row, d = len(step), []
                     step.append((nxt[s], pos[s], s, True))
                     pos[s] += 1
                     if s in drafters:
@@ -541,8 +544,8 @@ class BatchDecoder:
                             self.seq_ctx - pos[s],
                         )
                         d = drafters[s].draft(room) if room > 0 else []
-                        drafts[s] = (drafts[s][0], d)
                         step.extend((t, pos[s] + j, s, True) for j, t in enumerate(d))
+                    drafts[s] = (row, d)
                 elif not a.done:  # out of room (cannot happen within max_tokens)
                     a.text = a.detokenize(a.completion, prev_tokens=a.prompt)
                     a.done = True

@@ -50,26 +50,24 @@ def build_backend(cfg: ModelConfig, seed: int = 0, ray: RayConfig | None = None)
     if kind == "local" and rest:
         from evotrainer.llm.llamacpp import LlamaCppLLM, requantized_smollm2, smollm2_path
 
-        kw = {"n_ctx": cfg.n_ctx, "n_threads": cfg.n_threads, "seed": seed}
+        kw = {
+            "n_ctx": cfg.n_ctx,
+            "n_threads": cfg.n_threads,
+            "seed": seed,
+            "batch_size": cfg.batch_size,
+            "draft_tokens": cfg.draft_tokens,
+        }
         if rest == "smollm2":
-            return LlamaCppLLM(
-                smollm2_path(),
-                label="smollm2",
-                batch_size=cfg.batch_size,
-                draft_tokens=cfg.draft_tokens,
-                **kw,
-            )
+            return LlamaCppLLM(smollm2_path(), label="smollm2", **kw)
         if rest.startswith("smollm2-"):
             path = requantized_smollm2(rest.removeprefix("smollm2-"), default_cache_dir())
-            return LlamaCppLLM(
-                path, label=rest, batch_size=cfg.batch_size, draft_tokens=cfg.draft_tokens, **kw
-            )
+            return LlamaCppLLM(path, label=rest, **kw)
         path = Path(rest).expanduser()
         if path.suffix.lower() != ".gguf":
             raise ModelSpecError(
                 f"model spec {spec!r}: expected a .gguf file. Valid: {VALID_FORMS}"
             )
-        return LlamaCppLLM(path, batch_size=cfg.batch_size, draft_tokens=cfg.draft_tokens, **kw)
+        return LlamaCppLLM(path, **kw)
     if kind == "fake" and rest:
         from evotrainer.llm.fakes import fake_backend
 
