@@ -7,7 +7,14 @@ from __future__ import annotations
 import pytest
 
 from evotrainer.llm.base import Completion, SamplingParams
-from evotrainer.llm.llamacpp_batch import Answer, Drafter, clusters, common_prefix
+from evotrainer.llm.llamacpp_batch import (
+    MIN_PIECE,
+    Answer,
+    Drafter,
+    clusters,
+    common_prefix,
+    pieces,
+)
 from evotrainer.types import Message
 from tests.support import needs_model
 
@@ -38,6 +45,19 @@ def test_common_prefix_leaves_every_prompt_a_token():
     assert common_prefix([[1, 2, 3, 4], [1, 2, 3, 5]]) == 3
     assert common_prefix([[1, 2, 3], [1, 2, 3, 4]]) == 2  # the shorter keeps its last token
     assert common_prefix([[7, 8], [9, 8]]) == 0
+
+
+def test_pieces_cover_the_range_and_never_leave_one_token_alone():
+    assert pieces(0, 10, 4) == [(0, 4), (4, 8), (8, 10)]
+    assert pieces(0, 9, 4) == [(0, 4), (4, 7), (7, 9)]  # not 4 + 4 + 1
+    assert pieces(5, 6, 512) == [(5, 6)] and pieces(3, 3, 512) == []
+    for size in (3, 4, 7, 512):
+        for start in range(4):
+            for end in range(start + MIN_PIECE, start + 40):
+                cuts = pieces(start, end, size)
+                assert cuts[0][0] == start and cuts[-1][1] == end
+                assert all(b == c for (_, b), (c, _) in zip(cuts, cuts[1:], strict=False))
+                assert all(MIN_PIECE <= b - a <= size for a, b in cuts)
 
 
 def test_clusters_split_a_group_by_meeting():
@@ -253,6 +273,46 @@ def test_a_meeting_alone_in_a_group_keeps_the_sequential_answer():
     assert all(_same(x, y) for x, y in zip(batched, sequential, strict=True))
     twice = llm.complete_batch([c, c], params)  # equal prompts: the shared prefix is all but
     assert all(_same(x, sequential[0]) for x in twice)  # their own MIN_TAIL tokens
+
+
+@pytest.mark.slow
+@needs_model
+def test_no_prompt_token_is_decoded_alone_in_its_sequence_and_eight_answers_stay_sequential(
+    monkeypatch,
+):
+    """llama.cpp rounds a token's attention differently when it is its sequence's only token
+    in a ubatch (benchmarks/logit_identity.py), and cuts a batch of several KV streams into
+    ubatches with as many tokens of each; so 8 prompt tails of unequal length decoded together
+    left one-token pieces, and at 8 and 16 sequences some answers differed. Every prefill and
+    tail decode now holds one sequence and at least two of its tokens; each step one token of
+    every sequence in it."""
+    from evotrainer.llm.llamacpp import LlamaCppLLM, smollm2_path
+    from evotrainer.llm.llamacpp_batch import BatchDecoder
+
+    calls: list[tuple[str, list[tuple[int, int, int, bool]]]] = []
+    decode = BatchDecoder._decode
+
+    def record(self, entries, phase):
+        calls.append((phase, list(entries)))
+        return decode(self, entries, phase)
+
+    monkeypatch.setattr(BatchDecoder, "_decode", record)
+    llm = LlamaCppLLM(smollm2_path(), n_ctx=2048, n_threads=2, label="smollm2", batch_size=8)
+    params = SamplingParams(temperature=0.0, max_tokens=24, seed=0)
+    # own instructions of 1, 2, 3 ... words after the shared transcript: tails one token apart
+    words = "Write the minutes and then the action items of this meeting please"
+    prompts = [_prompt(" ".join(words.split()[: 2 + k])) for k in range(8)]
+    sequential = [llm.complete(m, params) for m in prompts]
+    batched = llm.complete_batch(prompts, params)
+    assert all(_same(a, b) for a, b in zip(batched, sequential, strict=True))
+    assert {phase for phase, _ in calls} == {"prefill", "tails", "steps"}
+    for phase, entries in calls:
+        seqs = [s for _, _, s, _ in entries]
+        if phase == "steps":
+            assert len(seqs) == len(set(seqs))
+        else:
+            assert len(set(seqs)) == 1 and len(seqs) >= MIN_PIECE, (phase, entries)
+    assert max(len(e) for phase, e in calls if phase == "steps") == 8
 
 
 @pytest.mark.slow

@@ -61,8 +61,8 @@ class ModelConfig(_Strict):
         le=64,
         description="embedded model: up to this many prompts decoded together (batched "
         "multi-sequence decoding; instance-major, a group may span meetings, each transcript "
-        "prefilled once); up to 4 the answers were identical to one at a time in every "
-        "check, at 8 and 16 some differ (docs/efficiency.md); 1 = one at a time",
+        "prefilled once); the answers are those of one at a time (checked at 4, 8 and 16: "
+        "docs/efficiency.md); 1 = one at a time",
     )
     draft_tokens: int = Field(
         0,

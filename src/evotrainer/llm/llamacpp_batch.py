@@ -13,8 +13,8 @@ task puts it before the policy text) share its prefill:
    that already holds the longest part of it (a meeting whose transcript an earlier group
    prefilled is not prefilled again), and copied to the cluster's other sequences
    (``llama_memory_seq_cp``);
-4. one ``llama_batch`` holds every sequence's remaining prompt tokens (logits at each
-   sequence's last token), split at ``n_batch`` tokens;
+4. each sequence's remaining prompt tokens are decoded (logits at its last one), in pieces of
+   at most ``n_batch`` tokens and never of one token (``pieces``: see ``MIN_PIECE``);
 5. then each step decodes one ``llama_batch`` with the last token of every unfinished sequence;
    each sequence has its own sampler chain, the one ``Llama.generate`` builds (greedy at
    temperature 0, the seeded chain otherwise), reading its own row of logits;
@@ -42,12 +42,32 @@ from typing import Any
 import numpy as np
 
 UNSUPPORTED = ("logits_processor", "grammar", "logit_bias", "logprobs")
-# Every sequence prefills at least this many of its own prompt tokens after the shared prefix.
-# Measured (AMI meetings cut to 1,024 tokens, seeds A/B/C): a prompt whose last token alone was
-# left to its own llama_decode (one prompt of a meeting, or two prompts equal to the last token)
-# got logits a rounding away from the sequential path's, which prefills it inside a chunk, and
-# 5 of 36 greedy answers flipped at a near-tie; with two or more tokens they were identical.
+# llama.cpp (built with llamafile, the default) multiplies a sequence's attention with tinyBLAS
+# when two or more of its tokens are in one ubatch, and with ggml's vec_dot when one is: the
+# two round differently (logits up to ~0.9 apart on ~30; benchmarks/logit_identity.py), while
+# how the two-or-more are cut into pieces changes nothing. The sequential path prefills a prompt
+# in chunks of several tokens and decodes an answer one token at a time, so the batched path
+# prefills in pieces of at least MIN_PIECE tokens of a sequence and decodes one per step. With
+# a KV stream per sequence llama.cpp cuts a batch of several sequences into ubatches with the
+# same number of tokens of each (split_equal), so unequal prompt tails decoded together would
+# leave one-token pieces (P = 8 and 16 then gave 1-4 answers of 24-48 that differed): each
+# sequence's tail is decoded on its own.
+MIN_PIECE = 2
+# Every sequence prefills at least this many of its own prompt tokens after the shared prefix
+# (at least MIN_PIECE; 5 of 36 greedy answers flipped when a prompt's last token was left alone).
 MIN_TAIL = 8
+
+
+def pieces(start: int, end: int, size: int) -> list[tuple[int, int]]:
+    """[start, end) cut into pieces of at most ``size`` tokens, none of one token unless the
+    whole range is one (the last piece borrows a token from the one before it)."""
+    cuts = [(a, min(end, a + size)) for a in range(start, end, size)]
+    if len(cuts) > 1 and cuts[-1][1] - cuts[-1][0] < MIN_PIECE:
+        (a, b), (_, d) = cuts[-2], cuts[-1]
+        cuts[-2:] = [(a, b - 1), (b - 1, d)]
+    return cuts
+
+
 # Prefixes of at least this many prefilled tokens are kept in a PrefixStore of this many bytes
 # (a 1,024-token transcript of SmolLM2-135M: ~24 MB of KV cells).
 PREFIX_SAVE_MIN = 256
@@ -451,11 +471,12 @@ class BatchDecoder:
             if restored is not None:  # a saved copy put in (or, if that failed, an empty stream)
                 self.stats["prefix_restored_tokens"] += max(0, restored - kept)
                 kept = restored
+            if len(prefix) - kept == 1:  # not one token alone (MIN_PIECE)
+                kept -= 1
             llama_cpp.llama_memory_seq_rm(mem, root, kept, -1)
             self.stats["prefix_reused_tokens"] += kept
-            for start in range(kept, len(prefix), self.n_batch):  # the rest, as the root
-                chunk = prefix[start : min(len(prefix), start + self.n_batch)]
-                self._decode([(t, start + i, root, False) for i, t in enumerate(chunk)], "prefill")
+            for a, b in pieces(kept, len(prefix), self.n_batch):  # the rest, as the root
+                self._decode([(prefix[i], i, root, False) for i in range(a, b)], "prefill")
             self._cells[root] = list(prefix)
             if len(prefix) - kept >= PREFIX_SAVE_MIN:  # a transcript prefilled: keep a copy
                 start = time.perf_counter()
@@ -499,19 +520,14 @@ class BatchDecoder:
             for i, s in zip(g, seqs, strict=True):
                 seq_of[i], start_of[i] = s, n
         req_of = {s: i for i, s in seq_of.items()}
-        # every sequence's own prompt tokens; logits at its last one
-        pending = [
-            (t, pos, seq_of[i], pos == len(p) - 1)
-            for i, p in enumerate(prompts)
-            for pos, t in enumerate(p[start_of[i] :], start=start_of[i])
-        ]
+        # every sequence's own prompt tokens, a sequence at a time (MIN_PIECE); logits at its
+        # last one
         nxt: dict[int, int] = {}  # sequence -> its next token
-        for start in range(0, len(pending), self.n_batch):
-            chunk = pending[start : start + self.n_batch]
-            self._decode(chunk, "tails")
-            for k, (_, _, s, logits) in enumerate(chunk):
-                if logits:
-                    nxt[s] = samplers[req_of[s]].sample(self._ctx, k)
+        for i, p in enumerate(prompts):
+            s = seq_of[i]
+            for a, b in pieces(start_of[i], len(p), self.n_batch):
+                self._decode([(p[k], k, s, k == len(p) - 1) for k in range(a, b)], "tails")
+            nxt[s] = samplers[i].sample(self._ctx, len(p) - 1 - a)
         pos = {seq_of[i]: len(p) for i, p in enumerate(prompts)}
         # prompt-lookup drafts, verified in the same step: a draft token is kept only where the
         # sampler, reading the row of the token before it, chose that very token, and the
