@@ -11,7 +11,7 @@ decoder's own), the largest logit difference and the number of changed greedy ch
   own tokens cut into decodes at another place).
 
 Run it against any llama-cpp-python build: the build's flags are written to the JSON (llama.cpp's
-system info, e.g. ``LLAMAFILE = 1``). docs/efficiency.md ("Why drafts and wide steps round
+system info, e.g. ``LLAMAFILE = 1``). docs/efficiency.md ("Why drafts and wide groups rounded
 differently") has the results of the default build and of one made with ``-DGGML_LLAMAFILE=OFF``::
 
     python benchmarks/logit_identity.py --out benchmarks/results/logit_identity-q4_1.json
@@ -30,28 +30,27 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "meetings" / "ami-train.jsonl"
-
-
-def prefix_tokens(llm, data: Path, n: int) -> list[int]:
-    """The first ``n`` tokens of a meeting's transcript (a synthetic one without the data)."""
-    if data.is_file():
-        meeting = json.loads(data.read_text(encoding="utf-8").splitlines()[0])
-        text = "\n".join(f"{u['speaker']}: {u['text']}" for u in meeting["transcript"])
-    else:
-        text = " ".join(
-            f"Speaker {i % 4}: item {i} is on the agenda for next week." for i in range(400)
-        )
-    tokens = llm.tokenize(text.encode("utf-8"))[:n]
-    if len(tokens) < n:
-        raise SystemExit(f"the prefix text has only {len(tokens)} tokens, fewer than --prefix {n}")
-    return tokens
+from benchmarks import common as C  # noqa: E402
 
 
-def speed(llm, dec, prefix: list[int], data: Path) -> dict:
+def prefix_tokens(llm, data: str, n: int) -> list[int]:
+    """``n`` tokens of a meeting's prompt (an AMI train meeting, or a held-out synthetic
+    one without the data), repeated if it is shorter: only their being the same in every
+    comparison matters."""
+    from evotrainer.tasks.meetings.task import MeetingTask
+
+    task = MeetingTask(max_input_tokens=2 * n)
+    split = C.load_split(task, data, 1, name="prefix", synthetic_seed=5)
+    C.log(split.info["message"])
+    messages, _ = task.render("", split.instances[0])
+    tokens = llm.tokenize("\n".join(m.content for m in messages).encode("utf-8"))
+    return (tokens * (1 + n // len(tokens)))[:n]
+
+
+def speed(llm, dec, prefix: list[int]) -> dict:
     """Prefill tokens/s (the sequential path's Llama.eval) and median ms of a step of 8
     sequences x k tokens (the batched decoder's context, after its prefix)."""
     import statistics
@@ -91,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", help="a GGUF file (default: the embedded SmolLM2 Q4_1)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--prefix", type=int, default=512, help="shared prefix tokens")
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="meetings JSONL for the prefix")
+    ap.add_argument("--data", default=C.DEFAULT_TRAIN, help="meetings JSONL for the prefix")
     ap.add_argument("--rows", type=int, nargs="+", default=[2, 4, 8, 16])
     ap.add_argument("--tokens", type=int, nargs="+", default=[2, 4, 9, 32])
     ap.add_argument("--speed", action="store_true", help="also time prefill and wide steps")
@@ -102,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     import numpy as np
 
     from evotrainer.llm.llamacpp import smollm2_path
-    from evotrainer.llm.llamacpp_batch import BatchDecoder
+    from evotrainer.llm.llamacpp_batch import BatchDecoder, pieces
 
     path = args.model or str(smollm2_path())
     llm = llama_cpp.Llama(
@@ -118,9 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     ctx, mem, n_vocab = dec._ctx, dec._ctx.memory, llm._n_vocab
 
     prefix = prefix_tokens(llm, args.data, args.prefix)
-    for start in range(0, len(prefix), dec.n_batch):
-        chunk = prefix[start : start + dec.n_batch]
-        dec._decode([(t, start + j, 0, False) for j, t in enumerate(chunk)], "prefill")
+    for a, b in pieces(0, len(prefix), dec.n_batch):  # as the decoder prefills
+        dec._decode([(prefix[i], i, 0, False) for i in range(a, b)], "prefill")
     for s in range(1, n_seq):
         llama_cpp.llama_memory_seq_cp(mem, 0, s, -1, -1)
     L = len(prefix)
@@ -177,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         clear()
         results["split"][k] = compare(split, together)
     if args.speed:
-        results["speed"] = speed(llm, dec, prefix, args.data)
+        results["speed"] = speed(llm, dec, prefix)
     dec.close()
 
     system = llama_cpp.llama_print_system_info().decode()

@@ -524,10 +524,10 @@ class BatchDecoder:
         # last one
         nxt: dict[int, int] = {}  # sequence -> its next token
         for i, p in enumerate(prompts):
-            s = seq_of[i]
-            for a, b in pieces(start_of[i], len(p), self.n_batch):
+            s, cuts = seq_of[i], pieces(start_of[i], len(p), self.n_batch)
+            for a, b in cuts:
                 self._decode([(p[k], k, s, k == len(p) - 1) for k in range(a, b)], "tails")
-            nxt[s] = samplers[i].sample(self._ctx, len(p) - 1 - a)
+            nxt[s] = samplers[i].sample(self._ctx, len(p) - 1 - cuts[-1][0])  # the last piece
         pos = {seq_of[i]: len(p) for i, p in enumerate(prompts)}
         # prompt-lookup drafts, verified in the same step: a draft token is kept only where the
         # sampler, reading the row of the token before it, chose that very token, and the
