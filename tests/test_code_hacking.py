@@ -13,6 +13,9 @@ from evotrainer.coevolution import CoEvolution
 from evotrainer.config import config_from_dict
 from evotrainer.tasks.code.families import FAMILIES
 from tests.fake_code import HACK, code_llm
+from tests.support import needs_sandbox
+
+pytestmark = needs_sandbox
 
 # the honest agents solve every kind of problem but the basic ones (they know the efficient
 # algorithms: they pass the performance tests); the hack passes every visible test, nothing else

@@ -25,7 +25,9 @@ from evotrainer.tasks.code.rewards import dangerous_calls
 from evotrainer.tasks.code.task import CodeTask
 from evotrainer.types import Rollout
 from tests.fake_code import code_block, hack_solution
-from tests.support import REPO
+from tests.support import REPO, needs_sandbox
+
+pytestmark = needs_sandbox
 
 HUMANEVAL = REPO.parent / "shared" / "data" / "code" / "humaneval-dev.jsonl"
 FAMILY = {f.name: f for f in FAMILIES}

@@ -1,26 +1,25 @@
 """The code gym's sandbox: model-written code that misbehaves is contained or detected, and the
 runner survives every case (docs/code-gym.md, "Containment tests").
 
-Each hostile candidate runs in the strongest mechanism this machine offers (``auto``); the
-fork bomb also runs with the audit hook switched off, to show that the process limit holds
-without it. After all of them a plain candidate still runs: the host is unharmed."""
+Each hostile candidate runs in bubblewrap (``auto``); the fork bomb also runs with the audit
+hook switched off, to show that the process limit holds without it. After all of them a plain
+candidate still runs: the host is unharmed. The probes of issue 33 (escapes, forged verdicts)
+are in test_sandbox_redteam.py."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from evotrainer.tasks.code.sandbox import (
-    MECHANISMS,
-    Limits,
-    Sandbox,
-    available_mechanism,
-    drops_privileges,
-)
+from evotrainer.errors import ConfigError
+from evotrainer.tasks.code import isolation
+from evotrainer.tasks.code.isolation import MECHANISMS, SandboxUnavailable, detect
+from evotrainer.tasks.code.sandbox import Limits, Sandbox
+from tests.sandbox_modes import FAST
+from tests.support import needs_sandbox
 
-FAST = Limits(call_s=1.0, wall_s=8.0, memory_mb=256)
+pytestmark = needs_sandbox
 
 
 @pytest.fixture(scope="module")
@@ -90,13 +89,7 @@ def f(x):
 
 
 def test_fork_bomb_is_contained_by_the_process_limit_without_the_hook():
-    mechanism = available_mechanism("auto")
-    if os.geteuid() == 0 and not drops_privileges(mechanism):
-        pytest.skip(
-            f"as root without a privilege drop ({mechanism}), the kernel does not apply the "
-            "process limit: only the audit hook and the PID namespace stand (docs/code-gym.md)"
-        )
-    box = Sandbox(mechanism, Limits(call_s=5.0, wall_s=10.0), detect=False)
+    box = Sandbox("auto", Limits(call_s=5.0, wall_s=10.0), audit_hook=False)
     ex = box.run(FORKS, "f", [("(1,)", 5.0)])
     assert ex.status == "ok", ex
     assert ex.calls[0].value.startswith("('refused after'")
@@ -120,13 +113,9 @@ def test_writing_outside_the_work_directory_is_refused(box, tmp_path):
     assert not target.exists()
 
 
-def test_writing_outside_is_stopped_without_the_hook_where_the_file_system_is_confined(
-    tmp_path,
-):
-    if available_mechanism("auto") != "bwrap":
-        pytest.skip("only bubblewrap confines the file system; elsewhere the hook stands alone")
+def test_writing_outside_is_stopped_without_the_hook(tmp_path):
     target = tmp_path / "pwned.txt"
-    box = Sandbox("bwrap", FAST, detect=False)
+    box = Sandbox("bwrap", FAST, audit_hook=False)
     code = f"def f(x):\n    open({str(target)!r}, 'w').write('x')\n    return 1\n"
     ex = box.run(code, "f", [("(1,)", 1.0)])
     assert not ex.calls[0].ok and not target.exists()
@@ -155,28 +144,10 @@ def test_reading_the_test_data_to_copy_answers_is_refused(box, tmp_path):
     assert not r.ok and "introspection: gc.get_objects" in ex.violations
 
 
-def test_test_program_frames_are_out_of_reach():
-    box = Sandbox("auto", FAST)
-    check = "def check(candidate):\n    assert candidate(2) == 4\n    assert candidate(3) == 9\n"
-    honest = box.run("def f(x):\n    return x * x\n", "f", check=check)
-    assert [r.ok for r in honest.check] == [True, True]
-    peek = (
-        "import inspect\n"
-        "def f(x):\n"
-        "    frame = inspect.currentframe().f_back\n"
-        "    return frame.f_code.co_consts[-1]\n"
-    )
-    ex = box.run(peek, "f", check=check)
-    assert not any(r.ok for r in ex.check) and "introspection: sys._getframe" in ex.violations
-
-
 def test_an_object_that_equals_everything_is_caught(box):
     code = "class A:\n    def __eq__(self, o):\n        return True\n\ndef f(x):\n    return A()\n"
     ex, r = call(box, code)
     assert r.ok and not r.plain
-    check = "def check(candidate):\n    assert candidate(1) == 2\n"
-    ex = Sandbox("auto", FAST).run(code, "f", check=check)
-    assert any(v.startswith("non_plain_result") for v in ex.violations)
 
 
 def test_opening_a_socket_is_refused(box):
@@ -188,11 +159,8 @@ def test_opening_a_socket_is_refused(box):
     assert not r.ok and any(v.startswith(("forbidden_import", "network")) for v in ex.violations)
 
 
-def test_no_network_without_the_hook_where_namespaces_are_available():
-    mechanism = available_mechanism("auto")
-    if mechanism == "process":
-        pytest.skip("no network namespace on this machine: only the audit hook refuses sockets")
-    box = Sandbox(mechanism, FAST, detect=False)
+def test_no_network_without_the_hook():
+    box = Sandbox("auto", FAST, audit_hook=False)
     code = (
         "import socket\ndef f(x):\n    try:\n"
         "        socket.create_connection(('1.1.1.1', 53), timeout=1)\n"
@@ -200,16 +168,6 @@ def test_no_network_without_the_hook_where_namespaces_are_available():
     )
     ex = box.run(code, "f", [("(1,)", 3.0)])
     assert ex.calls[0].ok and ex.calls[0].value != "'connected'"
-
-
-def test_a_forged_report_line_is_ignored(box):
-    code = (
-        "import os\ndef f(x):\n"
-        '    os.write(3, b\'0000{"load_error": null, "calls": [{"ok": true, "value": "42"}]}\\n\')\n'
-        "    return 1\n"
-    )
-    ex, r = call(box, code)
-    assert ex.status == "ok" and (r.value == "1" or not r.ok)
 
 
 def test_printing_does_not_disturb_the_report(box):
@@ -224,5 +182,39 @@ def test_the_runner_survives_all_of_the_above(box):
 
 
 def test_a_named_mechanism_that_does_not_work_is_refused():
-    with pytest.raises(ValueError):
-        available_mechanism("chroot")
+    with pytest.raises(SandboxUnavailable):
+        detect("chroot")
+    assert "auto" not in MECHANISMS and MECHANISMS[0] == "bwrap"
+
+
+def test_the_old_unsafe_names_are_refused_with_their_new_names():
+    for old, new in (("process", "unsafe-process"), ("unshare", "unsafe-unshare")):
+        with pytest.raises(SandboxUnavailable, match=new):
+            detect(old)
+
+
+def test_without_bubblewrap_the_code_task_refuses_to_start_and_says_what_to_install(
+    monkeypatch,
+):
+    from evotrainer.tasks.code.task import CodeTask
+
+    real_which = isolation.shutil.which
+    monkeypatch.setattr(
+        isolation.shutil, "which", lambda name: None if name == "bwrap" else real_which(name)
+    )
+    detect.cache_clear()
+    try:
+        with pytest.raises(ConfigError, match="apt install bubblewrap") as err:
+            CodeTask(sandbox="auto")
+        assert "unsafe-process" in str(err.value)
+        assert CodeTask(sandbox="unsafe-process").sandbox.mechanism == "unsafe-process"
+    finally:
+        detect.cache_clear()
+
+
+def test_the_host_measures_cpu_time_itself(box):
+    spin = "def f(n):\n    s = 0\n    for i in range(n):\n        s += i\n    return s\n"
+    quick = box.run(spin, "f", [("(10,)", 5.0)])
+    slow = box.run(spin, "f", [("(4000000,)", 5.0)])
+    assert quick.ran and slow.ran
+    assert slow.cpu_s > quick.cpu_s + 0.05  # the kernel's count, through bubblewrap

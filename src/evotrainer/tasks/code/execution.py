@@ -1,18 +1,21 @@
 """One run of an answer against its problem, read into verdicts.
 
-``Runs.judge(instance, output)`` runs the answer's program in the sandbox once (memoised by
-instance and code) with every call the problem has: the visible tests, the hidden tests and
-the performance test, plus the problem's test program when it has one (HumanEval). The host
-compares each answer with the expected one, so a verdict never depends on the candidate's own
-``==``. The reward components, the validation metric and the next turn's feedback all read
+``Runs.judge(problem, output)`` runs the answer's program in the sandbox (memoised by problem
+and code) with the arguments of every test the problem has: the visible tests and the hidden
+tests (for HumanEval, the calls its test program made of the reference solution: oracle.py).
+The performance test runs in an execution of its own, timed by the host's kernel. The host
+compares each returned value with the expected one as data, so a verdict never depends on the
+code's own ``==``, on anything the code wrote about itself, or on a test program sharing its
+process. The reward components, the validation metric and the next turn's feedback all read
 the same ``Verdict``.
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from evotrainer.tasks.code.oracle import Oracle
 from evotrainer.tasks.code.problem import CodeProblem, TestCase, same_answer
 from evotrainer.tasks.code.render import ParsedCode, defines_function, parse_code, program
 from evotrainer.tasks.code.sandbox import CallResult, Execution, ExecutionCache, Sandbox
@@ -89,31 +92,60 @@ def _verdict(case: TestCase, result: CallResult | None) -> TestVerdict:
 
 
 class Runs:
-    """The sandbox plus the memo of its runs (thread-safe)."""
+    """The sandbox, the oracle of recorded hidden tests and the memo of verdicts
+    (thread-safe)."""
 
     def __init__(self, sandbox: Sandbox, cache: ExecutionCache | None = None) -> None:
         self.sandbox = sandbox
+        self.oracle = Oracle(sandbox)
         self.cache = cache or ExecutionCache()
+        self._startup_cpu_s: float | None = None
+
+    def tests_of(self, problem: CodeProblem) -> CodeProblem:
+        return self.oracle.tests_of(problem)
 
     def judge(self, problem: CodeProblem, output: str, parsed: ParsedCode | None = None) -> Verdict:
         parsed = parsed if parsed is not None else parse_code(output)
         if parsed.empty:
             return Verdict(parsed, False, None, error="no code in the answer")
+        problem = self.tests_of(problem)
         code = program(problem, parsed)
         defines = defines_function(problem, parsed)
         key = (problem.id, hashlib.sha1(code.encode()).hexdigest())
-        ex = self.cache.get(key)
-        if ex is None:
-            ex = self.sandbox.run(code, problem.entry_point, self._calls(problem), problem.check)
-            self.cache.put(key, ex)
-        return read(problem, parsed, defines, ex)
+        verdict = self.cache.get(key)
+        if verdict is None:
+            limit = self.sandbox.limits.call_s
+            calls = [(t.args, limit) for t in (*problem.visible, *problem.hidden)]
+            ex = self.sandbox.run(code, problem.entry_point, calls)
+            verdict = read(problem, parsed, defines, ex)
+            if problem.perf is not None and ex.ran:
+                verdict = replace(verdict, perf=self._perf(problem, code))
+            self.cache.put(key, verdict)
+        return verdict
 
-    def _calls(self, problem: CodeProblem) -> list[tuple[str, float]]:
-        limit = self.sandbox.limits.call_s
-        calls = [(t.args, limit) for t in (*problem.visible, *problem.hidden)]
-        if problem.perf is not None:
-            calls.append((problem.perf.args, problem.perf_budget_s * PERF_TIMEOUT_FACTOR))
-        return calls
+    def _perf(self, problem: CodeProblem, code: str) -> TestVerdict:
+        """The performance test in an execution of its own: the answer compared on the host,
+        the time from the kernel's count of the execution's CPU seconds less what starting
+        Python costs here (never the code's own report of itself)."""
+        assert problem.perf is not None
+        limit = problem.perf_budget_s * PERF_TIMEOUT_FACTOR
+        ex = self.sandbox.run(code, problem.entry_point, [(problem.perf.args, limit)])
+        result = ex.calls[0] if ex.ran and ex.calls else None
+        verdict = _verdict(problem.perf, result)
+        seconds = max(0.0, ex.cpu_s - self.startup_cpu_s())
+        verdict = replace(verdict, seconds=seconds)
+        if verdict.passed and seconds > problem.perf_budget_s:
+            detail = f"correct but took {seconds:.2f} s (budget {problem.perf_budget_s:g} s)"
+            return TestVerdict(problem.perf, False, detail, seconds)
+        return verdict
+
+    def startup_cpu_s(self) -> float:
+        """CPU seconds of an execution that loads a one-line function and calls nothing (the
+        least of three)."""
+        if self._startup_cpu_s is None:
+            runs = [self.sandbox.run("def f():\n    pass\n", "f").cpu_s for _ in range(3)]
+            self._startup_cpu_s = min(runs)
+        return self._startup_cpu_s
 
 
 def read(problem: CodeProblem, parsed: ParsedCode, defines: bool, ex: Execution) -> Verdict:
@@ -121,27 +153,11 @@ def read(problem: CodeProblem, parsed: ParsedCode, defines: bool, ex: Execution)
     if not ex.ran:
         return Verdict(parsed, defines, ex, violations=ex.violations, error=ex.error or ex.status)
     results = list(ex.calls)
-    nv, nh = len(problem.visible), len(problem.hidden)
+    nv = len(problem.visible)
 
     def at(i: int) -> CallResult | None:
         return results[i] if i < len(results) else None
 
     visible = tuple(_verdict(t, at(i)) for i, t in enumerate(problem.visible))
     hidden = tuple(_verdict(t, at(nv + i)) for i, t in enumerate(problem.hidden))
-    if problem.check:
-        hidden = hidden + tuple(
-            TestVerdict(None, r.ok, "passed" if r.ok else f"{r.raised}: {r.error}"[:160])
-            for r in ex.check
-        )
-    perf = None
-    if problem.perf is not None:
-        perf = _verdict(problem.perf, at(nv + nh))
-        r = at(nv + nh)
-        if perf.passed and r is not None and r.seconds > problem.perf_budget_s:
-            perf = TestVerdict(
-                problem.perf,
-                False,
-                f"correct but took {r.seconds:.2f} s (budget {problem.perf_budget_s:g} s)",
-                r.seconds,
-            )
-    return Verdict(parsed, defines, ex, visible, hidden, perf, ex.violations)
+    return Verdict(parsed, defines, ex, visible, hidden, None, ex.violations)

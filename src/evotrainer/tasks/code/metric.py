@@ -1,7 +1,8 @@
 """The code gym's validation metric: the hidden tests, run in the sandbox.
 
-``pass_at_1``: 1 when the answer passes every hidden test (for HumanEval: every assert of its
-``check``) and the sandbox refused nothing, else 0; its mean over problems is pass@1 (one
+``pass_at_1``: 1 when the answer passes every hidden test (for HumanEval: gives the reference
+solution's answer on every call its ``check`` makes, oracle.py) and the sandbox refused nothing,
+else 0; its mean over problems is pass@1 (one
 answer per problem, greedy by default). ``tests_passed``: the share of hidden tests passed, a
 denser signal for a weak model that rarely passes a whole problem.
 """
@@ -25,7 +26,7 @@ class HiddenTestsMetric:
 
     def score(self, instance: Instance, output: str, parsed: Any) -> dict[str, float | None]:
         problem = instance.payload
-        if not isinstance(problem, CodeProblem) or not (problem.hidden or problem.check):
+        if not isinstance(problem, CodeProblem) or not self.runs.tests_of(problem).hidden:
             return {"pass_at_1": None, "tests_passed": None}
         if not output.strip():
             return {"pass_at_1": 0.0, "tests_passed": 0.0}

@@ -4,9 +4,7 @@ tests of held-out generated problems as a share of fitness: the sparse terminal 
 
 from __future__ import annotations
 
-from typing import Literal
-
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from evotrainer.config import TaskConfig
 from evotrainer.tasks.base import Task
@@ -23,16 +21,32 @@ class CodeTaskConfig(TaskConfig):
         description="answers per episode: after each, the failing visible tests are shown and "
         "the agent revises (1 = single-turn)",
     )
-    sandbox: Literal["auto", "bwrap", "unshare", "process"] = Field(
+    sandbox: str = Field(
         "auto",
-        description="how model-written code is confined (docs/code-gym.md); auto = the "
-        "strongest this machine offers",
+        description="how model-written code is confined (docs/code-gym.md): auto or bwrap = "
+        "bubblewrap (the task refuses to start where it does not work); unsafe-unshare or "
+        "unsafe-process = resource limits and an audit hook only, the host's files within "
+        "the code's reach (opt-in by name)",
     )
     call_s: float = Field(2.0, gt=0, le=60, description="time limit of one test call (s)")
     wall_s: float = Field(
         20.0, gt=0, le=600, description="time limit of one whole execution (s), then killed"
     )
     memory_mb: int = Field(512, ge=64, description="address-space limit of the sandbox (MiB)")
+
+    @field_validator("sandbox")
+    @classmethod
+    def _known_sandbox(cls, value: str) -> str:
+        from evotrainer.tasks.code.isolation import MECHANISMS, RENAMED
+
+        if value in RENAMED:
+            raise ValueError(
+                f"{value!r} is now called {RENAMED[value]!r} (it leaves your files within the "
+                "code's reach); 'auto' or 'bwrap' isolates the code"
+            )
+        if value not in ("auto", *MECHANISMS):
+            raise ValueError(f"must be auto or one of {', '.join(MECHANISMS)}")
+        return value
 
 
 DEFAULTS = {

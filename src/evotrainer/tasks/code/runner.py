@@ -1,19 +1,28 @@
 """The program that runs inside the sandbox (tasks/code/sandbox.py starts it with ``python -c``).
 
 Standard library only; it never imports EvoTrainer. It reads one job (JSON) from stdin, lowers
-its own resource limits, keeps a private copy of stdout for its report and points fd 1 and 2 at
-/dev/null, installs an audit hook (the detection layer, see below), runs the candidate's module
-and then each call (``calls``: arguments only; the expected answers stay with the host, which
-compares) or each unit of a test program (``check``: HumanEval's ``check(candidate)``, whose
-top-level statements are run one by one), and writes one report line: the job's nonce, then
-JSON. It ends with ``os._exit`` so that nothing the candidate registered runs afterwards.
+its own resource limits, keeps a private copy of stdout for its answers and points fd 1 and 2 at
+/dev/null, installs an audit hook (a detection layer, see below), loads the module it was given
+and then does one of two things:
 
-The audit hook (PEP 578) refuses and records what model-written code has no business doing
-here: sockets, new processes, native code (ctypes), writing outside the work directory,
-reading files outside it and the Python installation, and looking at the test harness through
-frames, tracebacks or the garbage collector. It is a detection layer, not the boundary: native
-code could get round it, which is why the process also runs under resource limits and, where
-the machine allows, in bubblewrap's namespaces (sandbox.py says what is enforced where).
+- ``calls``: calls the entry point with each argument literal and writes back what each call
+  returned (its ``repr``) or raised. Only arguments come in; the expected answers stay with the
+  host, which compares. This is how every candidate runs.
+- ``record``: runs a HumanEval-style test program (``check(candidate)``) against the module (the
+  problem's reference solution, never a candidate) and writes back every call ``check`` made:
+  its arguments as a literal and what the reference returned. The host turns those into the
+  (input, expected) pairs that candidates are judged on (EvalPlus's way).
+
+What it writes is data that the host judges: nothing in it is a verdict. A candidate that
+writes its own answers on the report descriptor has answered, nothing more.
+
+The audit hook (PEP 578) refuses and records what model-written code has no business doing:
+sockets, new processes, signals, native code (ctypes), writing, truncating, linking or changing
+files outside the work directory, reading files outside it and the Python installation, and
+looking at frames, tracebacks or the garbage collector. Its state lives in closures, out of
+reach of ``import __main__`` and ``object.__subclasses__()``. It is defence in depth only: PEP
+578 hooks are not a sandbox. The boundary is bubblewrap's namespaces, seccomp and an
+unprivileged uid (isolation.py).
 """
 
 import ast
@@ -21,6 +30,7 @@ import contextlib
 import json
 import math
 import os
+import random
 import resource
 import signal
 import sys
@@ -48,6 +58,40 @@ PROCESS_EVENTS = (
     "subprocess.Popen",
     "pty.spawn",
 )
+SIGNAL_EVENTS = ("os.kill", "os.killpg", "signal.pthread_kill")
+# events whose first argument is a path the call changes (os.link/symlink: the second)
+WRITE_EVENTS = (
+    "os.remove",
+    "os.rename",
+    "os.rmdir",
+    "os.mkdir",
+    "os.chmod",
+    "os.chown",
+    "os.chflags",
+    "os.truncate",
+    "os.utime",
+    "os.setxattr",
+    "os.removexattr",
+    "shutil.rmtree",
+    "shutil.copyfile",
+    "shutil.copymode",
+    "shutil.copystat",
+    "shutil.copytree",
+    "shutil.move",
+    "shutil.chown",
+)
+LINK_EVENTS = ("os.link", "os.symlink")
+READ_EVENTS = ("os.listdir", "os.scandir", "os.chdir", "os.getxattr", "os.listxattr", "glob.glob")
+INTROSPECTION = (
+    "gc.get_objects",
+    "gc.get_referrers",
+    "gc.get_referents",
+    "sys._current_frames",
+    "sys._current_exceptions",
+    "sys.settrace",
+    "sys.setprofile",
+    "sys.addaudithook",
+)
 FRAME_ATTRS = ("tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back", "f_globals", "f_locals")
 SOLUTION = "solution.py"
 
@@ -69,25 +113,23 @@ def set_limits(limits):
             resource.setrlimit(which, (int(value), int(value)))
 
 
-class Guard:
-    """The audit hook's state: the violations seen, and whether the candidate is running."""
+def make_guard(workdir, read_roots):
+    """The audit hook and its switch, as closures: (hook, arm, violations). ``arm(True)`` while
+    the module's code runs."""
+    workdir = os.path.realpath(workdir)
+    readable = tuple(os.path.realpath(r) for r in read_roots) + (workdir,)
+    violations = []
+    state = {"armed": False, "busy": False}  # busy: the hook's own work raises events too
 
-    def __init__(self, workdir, read_roots):
-        self.workdir = os.path.realpath(workdir)
-        self.read_roots = tuple(os.path.realpath(r) for r in read_roots) + (self.workdir,)
-        self.violations = []
-        self.armed = False
-        self.busy = False  # the hook's own work (frames, paths) raises events too
-
-    def note(self, kind, detail):
-        if len(self.violations) < 20:
-            self.violations.append(f"{kind}: {detail}"[:200])
+    def note(kind, detail):
+        if len(violations) < 20:
+            violations.append(f"{kind}: {detail}"[:200])
         raise PermissionError(f"sandbox: {kind} is not allowed ({detail})")
 
-    def from_candidate(self):
-        """Whether the frame that raised the event (through inspect.py at most) is the
-        candidate's code."""
-        frame = sys._getframe(3)  # 0 here, 1 check, 2 __call__, 3 the event's origin
+    def from_candidate():
+        """Whether the frame that raised the event (through inspect.py at most) is the code
+        under test."""
+        frame = sys._getframe(3)  # 0 here, 1 check, 2 hook, 3 the event's origin
         for _ in range(4):
             if frame is None:
                 return False
@@ -99,23 +141,16 @@ class Guard:
             frame = frame.f_back
         return False
 
-    def inside(self, path, roots):
+    def inside(path, roots):
+        if isinstance(path, int) or path is None:
+            return True  # a file descriptor: already open (and opened under this hook)
         try:
-            real = os.path.realpath(os.fsdecode(path) if not isinstance(path, int) else "")
+            real = os.path.realpath(os.fsdecode(path))
         except (TypeError, ValueError):
-            return True  # a file descriptor: already open
+            return False
         return any(real == r or real.startswith(r + os.sep) for r in roots)
 
-    def __call__(self, event, args):
-        if not self.armed or self.busy:
-            return
-        self.busy = True
-        try:
-            self.check(event, args)
-        finally:
-            self.busy = False
-
-    def check(self, event, args):
+    def check(event, args):
         if event == "open":
             path, mode = args[0], args[1]
             flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
@@ -125,37 +160,54 @@ class Guard:
             writing = (
                 any(c in mode for c in "wax+") if isinstance(mode, str) else bool(flags & writes)
             )
-            if writing and not self.inside(path, (self.workdir,)):
-                self.note("write_outside_workdir", repr(os.fsdecode(path))[:80])
-            if not writing and not self.inside(path, self.read_roots) and path != "/dev/null":
-                self.note("read_outside_workdir", repr(os.fsdecode(path))[:80])
-        elif event in ("os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.link"):
-            if not self.inside(args[0], (self.workdir,)):
-                self.note("write_outside_workdir", f"{event} {args[0]!r}"[:80])
+            if writing and not inside(path, (workdir,)):
+                note("write_outside_workdir", repr(os.fsdecode(path))[:80])
+            if not writing and not inside(path, readable) and path != "/dev/null":
+                note("read_outside_workdir", repr(os.fsdecode(path))[:80])
+        elif event in WRITE_EVENTS:
+            if not inside(args[0], (workdir,)):
+                note("write_outside_workdir", f"{event} {args[0]!r}"[:80])
+        elif event in LINK_EVENTS:
+            if not (inside(args[0], readable) and inside(args[1], (workdir,))):
+                note("write_outside_workdir", f"{event} {args[0]!r} -> {args[1]!r}"[:80])
+        elif event in READ_EVENTS:
+            if args and not inside(args[0] if args[0] is not None else ".", readable):
+                note("read_outside_workdir", f"{event} {args[0]!r}"[:80])
         elif event.startswith(("socket.", "ssl.")):
-            self.note("network", event)
+            note("network", event)
         elif event in PROCESS_EVENTS or event.startswith("os.exec"):
-            self.note("new_process", event)
+            note("new_process", event)
+        elif event in SIGNAL_EVENTS:
+            note("signal", event)
         elif event.startswith("ctypes."):
-            self.note("native_code", event)
+            note("native_code", event)
         elif event == "import" and args[0] and args[0].split(".")[0] in FORBIDDEN_MODULES:
-            self.note("forbidden_import", args[0])
-        elif (
-            event in ("gc.get_objects", "gc.get_referrers", "gc.get_referents")
-            or event == "sys._current_frames"
-            or event == "sys.settrace"
-            or event == "sys.setprofile"
-        ):
-            self.note("introspection", event)
-        elif event == "sys._getframe" and self.from_candidate():
-            self.note("introspection", "sys._getframe")
-        elif event == "object.__getattr__" and args[1] in FRAME_ATTRS and self.from_candidate():
-            self.note("introspection", f".{args[1]}")
+            note("forbidden_import", args[0])
+        elif event in INTROSPECTION:
+            note("introspection", event)
+        elif event == "sys._getframe" and from_candidate():
+            note("introspection", "sys._getframe")
+        elif event == "object.__getattr__" and args[1] in FRAME_ATTRS and from_candidate():
+            note("introspection", f".{args[1]}")
+
+    def hook(event, args):
+        if not state["armed"] or state["busy"]:
+            return
+        state["busy"] = True
+        try:
+            check(event, args)
+        finally:
+            state["busy"] = False
+
+    def arm(on):
+        state["armed"] = on
+
+    return hook, arm, violations
 
 
 class CallTimeout(BaseException):
     """Raised by the alarm when one call runs past its time (a BaseException, so that a bare
-    ``except Exception`` in the candidate does not swallow it)."""
+    ``except Exception`` in the code does not swallow it)."""
 
 
 def _alarm(signum, frame):
@@ -163,8 +215,7 @@ def _alarm(signum, frame):
 
 
 def plain(value, depth=0):
-    """Only built-in data: a value whose ``__eq__`` cannot lie (an object that equals
-    everything passes every ``assert candidate(x) == y``)."""
+    """Only built-in data: a value whose ``__eq__`` cannot lie."""
     if depth > 20:
         return False
     if value is None or type(value) in (bool, int, float, str, bytes, complex):
@@ -185,6 +236,25 @@ def timed(fn, seconds):
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
+def answer(value, seconds):
+    """One returned value as a report row: its literal, and whether it is built-in data."""
+    try:
+        text = repr(value)
+    except BaseException as exc:  # noqa: BLE001
+        return {"ok": False, "raised": "ReprError", "error": str(exc)[:200]}
+    if isinstance(value, float) and not math.isfinite(value):
+        text = f"float({text!r})"
+    return {"ok": True, "value": text[:REPR_LIMIT], "plain": plain(value), "seconds": seconds}
+
+
+def failure(exc, seconds):
+    if isinstance(exc, CallTimeout):
+        return {"ok": False, "raised": "Timeout", "error": f"no answer within {seconds:g} s"}
+    if isinstance(exc, MemoryError):
+        return {"ok": False, "raised": "MemoryError", "error": "out of memory"}
+    return {"ok": False, "raised": type(exc).__name__, "error": str(exc)[:200]}
+
+
 def run_call(fn, args_src, seconds):
     try:
         args = ast.literal_eval(args_src)
@@ -192,92 +262,75 @@ def run_call(fn, args_src, seconds):
         return {"ok": False, "raised": "HarnessError", "error": f"bad arguments: {exc}"[:200]}
     try:
         value, dt = timed(lambda: fn(*args), seconds)
-    except CallTimeout:
-        return {"ok": False, "raised": "Timeout", "error": f"no answer within {seconds:g} s"}
-    except MemoryError:
-        return {"ok": False, "raised": "MemoryError", "error": "out of memory"}
-    except BaseException as exc:  # noqa: BLE001 - the candidate's exception is the result
-        return {"ok": False, "raised": type(exc).__name__, "error": str(exc)[:200]}
+    except BaseException as exc:  # noqa: BLE001 - the code's exception is the result
+        return failure(exc, seconds)
+    return answer(value, round(dt, 6))
+
+
+def literal_args(args, kwargs):
+    """The positional arguments as a literal the host can send back, or None (keywords, or a
+    value ``ast.literal_eval`` cannot read)."""
+    if kwargs:
+        return None
     try:
-        text = repr(value)
-    except BaseException as exc:  # noqa: BLE001
-        return {"ok": False, "raised": "ReprError", "error": str(exc)[:200]}
-    if isinstance(value, float) and not math.isfinite(value):
-        text = f"float({text!r})"
-    return {
-        "ok": True,
-        "value": text[:REPR_LIMIT],
-        "plain": plain(value),
-        "seconds": round(dt, 6),
-    }
+        text = repr(tuple(args))
+        ast.literal_eval(text)
+    except BaseException:  # noqa: BLE001
+        return None
+    return text if len(text) <= REPR_LIMIT else None
 
 
-def check_units(source):
-    """The top-level statements of ``check(candidate)`` in a test program, one unit each."""
-    tree = ast.parse(source)
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name == "check":
-            return [ast.Module(body=[stmt], type_ignores=[]) for stmt in node.body]
-    return []
-
-
-def run_check(fn, module, source, seconds, guard):
-    """Run the test program's setup, then each unit of ``check`` with ``candidate`` bound, in
-    the candidate module's namespace (as HumanEval's own harness does: some tests call the
-    function by its name)."""
+def record(fn, module, source, seconds):
+    """Run the test program's setup, then each top-level statement of ``check`` with a
+    ``candidate`` that calls ``fn`` and records each call: (calls, units)."""
     env = dict(module)
     env["__name__"] = "tests"
+    calls = []
 
     def candidate(*args, **kwargs):
-        value = fn(*args, **kwargs)
-        if not plain(value):
-            guard.violations.append("non_plain_result: the function returned a non-builtin object")
+        row = {"args": literal_args(args, kwargs)}  # before the call: fn may change them
+        calls.append(row)
+        try:
+            value = fn(*args, **kwargs)
+        except BaseException as exc:
+            row.update(failure(exc, seconds))
+            raise
+        row.update(answer(value, 0.0))
         return value
 
-    try:
-        tree = ast.parse(source)
-        setup = ast.Module(
-            body=[
-                n for n in tree.body if not (isinstance(n, ast.FunctionDef) and n.name == "check")
-            ],
-            type_ignores=[],
-        )
-        exec(compile(setup, "<tests>", "exec"), env)
-        units = check_units(source)
-    except BaseException as exc:  # noqa: BLE001
-        return [{"ok": False, "raised": "HarnessError", "error": f"test program: {exc}"[:200]}]
+    tree = ast.parse(source)
+    body = [n for n in tree.body if not (isinstance(n, ast.FunctionDef) and n.name == "check")]
+    checks = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "check"]
+    exec(compile(ast.Module(body=body, type_ignores=[]), "<tests>", "exec"), env)
     env["candidate"] = candidate
-    results = []
-    for unit in units:
-        code = compile(unit, "<tests>", "exec")
+    units = []
+    for stmt in checks[0].body if checks else ():
+        code = compile(ast.Module(body=[stmt], type_ignores=[]), "<tests>", "exec")
         try:
             timed(lambda c=code: exec(c, env), seconds)
-            results.append({"ok": True})
-        except CallTimeout:
-            results.append({"ok": False, "raised": "Timeout", "error": f"over {seconds:g} s"})
-        except AssertionError as exc:
-            results.append({"ok": False, "raised": "AssertionError", "error": str(exc)[:200]})
+            units.append({"ok": True})
         except BaseException as exc:  # noqa: BLE001
-            results.append({"ok": False, "raised": type(exc).__name__, "error": str(exc)[:200]})
-    return results
+            units.append(failure(exc, seconds))
+    return calls, units
 
 
 def main():
     job = json.loads(sys.stdin.read())
     sys.stdin.close()
-    nonce = job.pop("nonce")
     report = os.dup(1)
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1)
     os.dup2(null, 2)
     set_limits(job.get("limits") or {})
     signal.signal(signal.SIGALRM, _alarm)
-    guard = Guard(os.getcwd(), job.get("read_roots") or ())
-    sys.addaudithook(guard)
-    out = {"load_error": None, "calls": [], "check": [], "violations": guard.violations}
+    random.seed(0)  # a test program that draws random inputs draws the same ones every time
+    hook, arm, violations = make_guard(os.getcwd(), job.get("read_roots") or ())
+    sys.addaudithook(hook)
+    del hook
+    out = {"load_error": None, "calls": [], "recorded": [], "units": [], "violations": violations}
     seconds = float(job.get("call_s") or 2.0)
     module = {"__name__": "solution", "__builtins__": __builtins__}
-    guard.armed = True
+    arm(True)
     try:
         code = compile(job["solution"], SOLUTION, "exec")
         timed(lambda: exec(code, module), seconds)
@@ -289,11 +342,15 @@ def main():
     except BaseException as exc:  # noqa: BLE001 - a broken answer is a result, not a crash
         out["load_error"] = f"{type(exc).__name__}: {exc}"[:300]
     else:
-        out["calls"] = [run_call(fn, a, float(s)) for a, s in job.get("calls") or ()]
-        if job.get("check"):
-            out["check"] = run_check(fn, module, job["check"], seconds, guard)
-    guard.armed = False
-    data = (nonce + json.dumps(out) + "\n").encode()
+        if job.get("mode") == "record":
+            try:
+                out["recorded"], out["units"] = record(fn, module, job["check"], seconds)
+            except BaseException as exc:  # noqa: BLE001
+                out["load_error"] = f"test program: {type(exc).__name__}: {exc}"[:300]
+        else:
+            out["calls"] = [run_call(fn, a, float(s)) for a, s in job.get("calls") or ()]
+    arm(False)
+    data = (json.dumps(out) + "\n").encode()
     for i in range(0, len(data), 65536):
         os.write(report, data[i : i + 65536])
     os._exit(0)

@@ -1,26 +1,17 @@
-"""The code gym's environment: run model-written Python in a separate, confined process.
+"""The code gym's environment: run Python in a separate, confined process and read back data.
 
-Every execution gets a fresh temporary work directory (empty: the code and the test arguments
-arrive on stdin, the expected answers never leave the host), a clean environment, the runner
-of runner.py, and a wall-clock timeout after which the whole process group is killed. What
-confines it, from the strongest mechanism the machine offers (``mechanism="auto"``):
+Every execution gets a fresh, empty work directory, a clean environment, the runner of
+runner.py (which reads its job from a file on stdin: the code and the call arguments; the
+expected answers never leave the host), and a wall-clock timeout after which the whole process
+group is killed. What confines it is isolation.py's business (bubblewrap, or an unsafe mode the
+user named); in every mode the runner also sets resource limits on itself (CPU seconds, address
+space, processes, file size, open files, no core dumps) and installs an audit hook as a
+detection layer.
 
-- ``bwrap`` (bubblewrap, Debian package ``bubblewrap``): new user, PID, network, IPC, UTS and
-  cgroup namespaces (``--unshare-all``): no network at all, no other process visible; a file
-  system holding only the system libraries and the Python installation (read-only), the work
-  directory (read-write), a private /tmp, /proc and a minimal /dev; every capability dropped;
-  the sandbox dies with its parent.
-- ``unshare`` (util-linux): new PID and network namespaces (a user namespace too when not
-  root); the host's file system stays visible (read access is only watched by the audit hook,
-  write access only by the hook and file permissions).
-- ``process``: a plain child process: resource limits, timeout and the audit hook only; no
-  network isolation.
-
-In every mode the runner sets resource limits on itself before the candidate's code runs (CPU
-seconds, address space, processes, file size, open files, no core dumps) and installs an audit
-hook that refuses and records sockets, new processes, native code, writes outside the work
-directory, reads outside it and the Python installation, and introspection of the test harness.
-docs/code-gym.md holds the threat model and the containment tests.
+Nothing the process writes is a verdict: its report holds the values its calls returned (or what
+they raised) as literals, and the host compares them with the answers it holds. The host also
+measures the execution's CPU time itself (``os.wait4``), so that a time budget is judged on
+a number the code could not write. docs/code-gym.md holds the threat model and the tests.
 """
 
 from __future__ import annotations
@@ -28,23 +19,30 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
-import select
-import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any
 
+from evotrainer.tasks.code.isolation import (
+    MECHANISMS,
+    NOBODY,
+    Isolation,
+    SandboxUnavailable,
+    detect,
+    open_filter,
+    python,
+    read_roots,
+)
+
 RUNNER = (Path(__file__).with_name("runner.py")).read_text(encoding="utf-8")
-MECHANISMS = ("bwrap", "unshare", "process")
-WORKDIR_IN_BOX = "/box"
+REPORT_LIMIT = 64 << 20  # bytes of a report the host reads
+
+__all__ = ["MECHANISMS", "CallResult", "Execution", "Limits", "Sandbox", "SandboxUnavailable"]
 
 
 @dataclass(frozen=True)
@@ -75,22 +73,34 @@ class CallResult:
     value: str = ""
     raised: str = ""
     error: str = ""
-    seconds: float = 0.0
-    plain: bool = True  # the value is built-in data (its == cannot lie)
+    seconds: float = 0.0  # as the runner measured it: the code's own word, for feedback only
+    plain: bool = True  # the value is built-in data (the host re-checks: it reads a literal)
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One call a test program made of the reference solution: its arguments as a literal
+    (None when they are not literal data) and what the reference did."""
+
+    args: str | None
+    result: CallResult
 
 
 @dataclass(frozen=True)
 class Execution:
-    """What one run of a candidate did. ``status``: "ok" (the runner reported), "load_error"
-    (the code did not load or has no such function), "timeout" (killed at the wall clock),
-    "killed" (ended by a signal: CPU or file-size limit, out of memory ...), "no_report"."""
+    """What one run did. ``status``: "ok" (the runner reported), "load_error" (the code did not
+    load or has no such function), "timeout" (killed at the wall clock), "killed" (ended by a
+    signal: CPU or file-size limit, out of memory ...), "no_report". ``cpu_s``: CPU seconds of
+    the whole execution as the host's kernel counted them."""
 
     status: str
     calls: tuple[CallResult, ...] = ()
-    check: tuple[CallResult, ...] = ()
+    recorded: tuple[Recorded, ...] = ()
+    units: tuple[CallResult, ...] = ()
     violations: tuple[str, ...] = ()
     error: str = ""
     wall_s: float = 0.0
+    cpu_s: float = 0.0
     mechanism: str = ""
 
     @property
@@ -98,249 +108,192 @@ class Execution:
         return self.status == "ok"
 
 
-@cache
-def _works(mechanism: str) -> bool:
-    """Whether ``mechanism`` can start a process on this machine (tried once)."""
-    try:
-        argv = _wrap(mechanism, Path(tempfile.gettempdir()), ["/bin/true"])
-        return subprocess.run(argv, capture_output=True, timeout=20).returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        return False
-
-
-def available_mechanism(preferred: str = "auto") -> str:
-    """The mechanism to use: ``preferred`` if it works here (ValueError if not), else for
-    "auto" the strongest that works."""
-    if preferred != "auto":
-        if preferred not in MECHANISMS:
-            raise ValueError(f"sandbox mechanism must be auto or one of {MECHANISMS}")
-        if preferred != "process" and not _works(preferred):
-            raise ValueError(f"sandbox mechanism {preferred!r} does not work on this machine")
-        return preferred
-    for m in ("bwrap", "unshare"):
-        if shutil.which(m) and _works(m):
-            return m
-    return "process"
-
-
-def _python() -> str:
-    return os.path.realpath(sys.executable)
-
-
-@cache
-def _read_roots() -> tuple[str, ...]:
-    """What the candidate may read besides its work directory: the Python installation that
-    runs it (its standard library; ``-S``: no site-packages)."""
-    stdlib = os.path.dirname(os.__file__)
-    dynload = os.path.dirname(getattr(select, "__file__", "") or stdlib)
-    roots = {os.path.dirname(os.path.dirname(_python())), stdlib, dynload}
-    real = sorted({os.path.realpath(r) for r in roots if r and os.path.isdir(r)})
-    return tuple(r for r in real if not any(r.startswith(o + os.sep) for o in real))
-
-
-NOBODY = 65534
-DROP = [
-    "setpriv",
-    f"--reuid={NOBODY}",
-    f"--regid={NOBODY}",
-    "--clear-groups",
-    "--no-new-privs",
-    "--inh-caps=-all",
-    "--bounding-set=-all",
-    "--",
-]
-
-
-def drops_privileges(mechanism: str) -> bool:
-    """Whether executions run as an unprivileged user (uid 65534) with no capabilities. Root is
-    exempt from the process-count limit, so as root the sandbox switches to ``nobody`` with
-    setpriv (util-linux) where the Python binary is reachable for it: always inside bubblewrap
-    (its file system view makes the path traversable), else only when every directory above
-    the binary is open to others."""
-    if os.geteuid() != 0 or not shutil.which("setpriv"):
-        return False
-    if mechanism == "bwrap":
-        return True
-    path = Path(_python())
-    return all(os.stat(p).st_mode & 0o001 for p in [*path.parents, path])
-
-
-def _wrap(mechanism: str, workdir: Path, argv: list[str]) -> list[str]:
-    root = os.geteuid() == 0
-    drop = DROP if drops_privileges(mechanism) else []
-    if mechanism == "bwrap":
-        if root:  # no user namespace: setpriv switches to nobody and drops every capability
-            box = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
-            box += ["--unshare-cgroup-try"]
-        else:  # a user namespace; bubblewrap drops the capabilities
-            box = ["bwrap", "--unshare-all", "--cap-drop", "ALL"]
-        box += ["--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr"]
-        for d in ("/bin", "/lib", "/lib64", "/lib32", "/sbin"):
-            if os.path.exists(d):
-                box += ["--ro-bind", d, d]
-        made: set[str] = set()
-        for r in _read_roots():
-            if r.startswith("/usr/"):
-                continue
-            for parent in reversed(Path(r).parents[:-1]):  # traversable for nobody
-                if str(parent) not in made:
-                    made.add(str(parent))
-                    box += ["--perms", "0755", "--dir", str(parent)]
-            box += ["--ro-bind", r, r]
-        box += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-        box += ["--bind", str(workdir), WORKDIR_IN_BOX, "--chdir", WORKDIR_IN_BOX]
-        box += ["--clearenv", "--setenv", "PATH", "/usr/bin:/bin"]
-        box += ["--setenv", "HOME", WORKDIR_IN_BOX, "--setenv", "PYTHONHASHSEED", "0"]
-        box += ["--setenv", "LANG", "C.UTF-8", "--"]
-        return box + drop + argv
-    if mechanism == "unshare":
-        box = ["unshare", "--fork", "--pid", "--kill-child", "--net"]
-        if not root:
-            box.append("--map-root-user")
-        return [*box, "--", *drop, *argv]
-    return drop + argv
-
-
 class Sandbox:
-    """Runs candidates; thread-safe (every execution has its own directory and process)."""
+    """Runs code; thread-safe (every execution has its own directory and process).
+    ``mechanism``: auto | bwrap | unsafe-unshare | unsafe-process (SandboxUnavailable when it
+    does not work here)."""
 
     def __init__(
-        self, mechanism: str = "auto", limits: Limits | None = None, detect: bool = True
+        self,
+        mechanism: str = "auto",
+        limits: Limits | None = None,
+        audit_hook: bool = True,
+        isolation: Isolation | None = None,
     ) -> None:
-        self.mechanism = available_mechanism(mechanism)
+        self.isolation: Isolation = isolation or detect(mechanism)
         self.limits = limits or Limits()
-        self.detect = detect  # False only in tests that show the limits hold without the hook
+        self.audit_hook = audit_hook  # False only in tests that show the isolation holds alone
         self._lock = threading.Lock()
         self.executions = 0
 
+    @property
+    def mechanism(self) -> str:
+        return self.isolation.mechanism
+
     def __repr__(self) -> str:
-        return f"Sandbox(mechanism={self.mechanism!r}, limits={self.limits})"
+        return f"Sandbox({self.isolation.describe()}, limits={self.limits})"
 
     def run(
-        self,
-        code: str,
-        entry_point: str,
-        calls: list[tuple[str, float]] | tuple[()] = (),
-        check: str = "",
+        self, code: str, entry_point: str, calls: list[tuple[str, float]] | tuple[()] = ()
     ) -> Execution:
         """Load ``code``, then call ``entry_point`` with each argument literal of ``calls``
-        (each with its own time limit), and/or run the test program ``check``."""
+        (each with its own time limit)."""
+        job = {"mode": "calls", "calls": [[a, s] for a, s in calls]}
+        return self._execute(code, entry_point, job)
+
+    def record(self, code: str, entry_point: str, check: str) -> Execution:
+        """Run the test program ``check`` (``def check(candidate)``) against ``code`` (a
+        reference solution) and record every call it makes."""
+        return self._execute(code, entry_point, {"mode": "record", "check": check})
+
+    def _execute(self, code: str, entry_point: str, job: dict[str, Any]) -> Execution:
         with self._lock:
             self.executions += 1
-        nonce = secrets.token_hex(16)
-        job = {
-            "nonce": nonce,
+        job |= {
             "solution": code,
             "entry_point": entry_point,
-            "calls": [[a, s] for a, s in calls],
-            "check": check,
             "call_s": self.limits.call_s,
             "limits": self.limits.for_runner(),
-            "read_roots": _read_roots(),
+            "read_roots": read_roots(),
         }
-        runner = RUNNER if self.detect else RUNNER.replace("sys.addaudithook(guard)", "pass")
-        t0 = time.perf_counter()
+        runner = RUNNER if self.audit_hook else RUNNER.replace("sys.addaudithook(hook)", "pass")
         with tempfile.TemporaryDirectory(prefix="evotrainer-box-") as tmp:
-            workdir = Path(tmp) / "work"
-            workdir.mkdir()
-            if drops_privileges(self.mechanism):
-                os.chmod(tmp, 0o711)  # nobody may reach its work directory, nothing else
-                os.chown(workdir, NOBODY, NOBODY)
-            out_path, err_path = Path(tmp) / "report", Path(tmp) / "stderr"
-            argv = [_python(), "-s", "-S", "-B", "-P", "-c", runner]
-            cwd = WORKDIR_IN_BOX if self.mechanism == "bwrap" else str(workdir)
-            env = {
-                "PATH": "/usr/bin:/bin",
-                "HOME": str(workdir),
-                "PYTHONHASHSEED": "0",
-                "LANG": "C.UTF-8",
-            }
-            with open(out_path, "wb") as out, open(err_path, "wb") as err:
+            return self._spawn(Path(tmp), runner, job)
+
+    def _spawn(self, tmp: Path, runner: str, job: dict[str, Any]) -> Execution:
+        workdir = tmp / "work"
+        workdir.mkdir()
+        if os.geteuid() == 0 and self.isolation.unprivileged and not self.isolation.safe:
+            os.chmod(tmp, 0o711)  # nobody may reach its work directory, nothing else
+            os.chown(workdir, NOBODY, NOBODY)
+        job_path, out_path, err_path = tmp / "job.json", tmp / "report", tmp / "stderr"
+        job_path.write_text(json.dumps(job), encoding="utf-8")
+        filt = open_filter(tmp) if self.isolation.seccomp else None
+        argv = self.isolation.command(
+            [python(), "-s", "-S", "-B", "-P", "-c", runner], filt, workdir
+        )
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(workdir), "PYTHONHASHSEED": "0"}
+        env["LANG"] = "C.UTF-8"
+        t0 = time.perf_counter()
+        try:
+            with (
+                open(job_path, "rb") as inp,
+                open(out_path, "wb") as out,
+                open(err_path, "wb") as err,
+            ):
                 proc = subprocess.Popen(
-                    _wrap(self.mechanism, workdir, argv),
-                    stdin=subprocess.PIPE,
+                    argv,
+                    stdin=inp,
                     stdout=out,
                     stderr=err,
-                    cwd=str(workdir) if self.mechanism != "bwrap" else None,
+                    cwd=str(workdir),
                     env=env,
                     start_new_session=True,
+                    pass_fds=(filt,) if filt is not None else (),
                 )
-                timed_out = False
-                try:
-                    proc.communicate(json.dumps(job).encode(), timeout=self.limits.wall_s)
-                except subprocess.TimeoutExpired:
-                    timed_out = True
-                finally:
-                    _kill_group(proc)
-            del cwd
-            wall = time.perf_counter() - t0
-            report = _read_report(out_path, nonce)
-            stderr = err_path.read_bytes()[-400:].decode(errors="replace")
-        return _execution(report, proc.returncode, timed_out, stderr, wall, self)
+            returncode, cpu_s, timed_out = _wait(proc, self.limits.wall_s)
+        finally:
+            if filt is not None:
+                os.close(filt)
+        wall = time.perf_counter() - t0
+        report = _read_report(out_path)
+        stderr = err_path.read_bytes()[-400:].decode(errors="replace")
+        common = {"wall_s": round(wall, 4), "cpu_s": round(cpu_s, 4)}
+        common["mechanism"] = self.mechanism
+        return _execution(report, returncode, timed_out, stderr, common, self.limits)
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """Kill the execution's process group (whatever it left running), then reap it."""
+def _wait(proc: subprocess.Popen[bytes], timeout: float) -> tuple[int, float, bool]:
+    """Wait for the execution (killing its process group at ``timeout``): its exit code, the CPU
+    seconds it and its descendants used (from the kernel, not from the process), whether it was
+    killed at the wall clock."""
+    fired = threading.Event()
+
+    def kill() -> None:
+        fired.set()
+        _kill_group(proc.pid)
+
+    timer = threading.Timer(timeout, kill)
+    timer.daemon = True
+    timer.start()
+    try:
+        _, status, usage = os.wait4(proc.pid, 0)
+    finally:
+        timer.cancel()
+    _kill_group(proc.pid)  # whatever it left running in its group
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, usage.ru_utime + usage.ru_stime, fired.is_set()
+
+
+def _kill_group(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+        os.killpg(pid, signal.SIGKILL)
 
 
-def _read_report(path: Path, nonce: str) -> dict[str, Any] | None:
-    """The runner's report: the last line that starts with this execution's nonce."""
+def _read_report(path: Path) -> dict[str, Any] | None:
+    """The runner's report: the last line of its private stdout, if it is a JSON object."""
     try:
-        data = path.read_bytes()[-(64 << 20) :]
+        with open(path, "rb") as fh:
+            fh.seek(max(0, os.fstat(fh.fileno()).st_size - REPORT_LIMIT))
+            data = fh.read()
     except OSError:
         return None
-    for line in reversed(data.split(b"\n")):
-        if line.startswith(nonce.encode()):
-            try:
-                report = json.loads(line[len(nonce) :])
-            except ValueError:
-                return None
-            return report if isinstance(report, dict) else None
-    return None
+    lines = data.rstrip(b"\n").rsplit(b"\n", 1)
+    try:
+        report = json.loads(lines[-1]) if lines and lines[-1] else None
+    except (ValueError, RecursionError):
+        return None
+    return report if isinstance(report, dict) else None
+
+
+def _result(row: Any) -> CallResult | None:
+    if not isinstance(row, dict):
+        return None
+    try:
+        seconds = float(row.get("seconds") or 0.0)
+    except (TypeError, ValueError):
+        seconds = 0.0
+    return CallResult(
+        ok=row.get("ok") is True,
+        value=str(row.get("value", "")),
+        raised=str(row.get("raised", "")),
+        error=str(row.get("error", "")),
+        seconds=seconds,
+        plain=row.get("plain", True) is True,
+    )
 
 
 def _results(rows: Any) -> tuple[CallResult, ...]:
+    out = (_result(r) for r in (rows if isinstance(rows, list) else ()))
+    return tuple(r for r in out if r is not None)
+
+
+def _recorded(rows: Any) -> tuple[Recorded, ...]:
     out = []
-    for r in rows if isinstance(rows, list) else ():
-        if not isinstance(r, dict):
-            continue
-        out.append(
-            CallResult(
-                ok=bool(r.get("ok")),
-                value=str(r.get("value", "")),
-                raised=str(r.get("raised", "")),
-                error=str(r.get("error", "")),
-                seconds=float(r.get("seconds") or 0.0),
-                plain=bool(r.get("plain", True)),
-            )
-        )
+    for row in rows if isinstance(rows, list) else ():
+        result = _result(row)
+        if result is not None:
+            args = row.get("args")
+            out.append(Recorded(args if isinstance(args, str) else None, result))
     return tuple(out)
 
 
 def _execution(
     report: dict[str, Any] | None,
-    returncode: int | None,
+    returncode: int,
     timed_out: bool,
     stderr: str,
-    wall: float,
-    box: Sandbox,
+    common: dict[str, Any],
+    limits: Limits,
 ) -> Execution:
-    common: dict[str, Any] = {"wall_s": round(wall, 4), "mechanism": box.mechanism}
     if report is None:
         if timed_out:
-            return Execution("timeout", error=f"killed after {box.limits.wall_s:g} s", **common)
-        if returncode is not None and returncode < 0:
+            return Execution("timeout", error=f"killed after {limits.wall_s:g} s", **common)
+        if returncode < 0:
             name = signal.Signals(-returncode).name if -returncode in signal.valid_signals() else ""
             return Execution("killed", error=f"ended by signal {name or -returncode}", **common)
         return Execution("no_report", error=f"exit {returncode}: {stderr.strip()}", **common)
-    violations = tuple(str(v) for v in report.get("violations") or ())
+    violations = tuple(str(v) for v in report.get("violations") or () if isinstance(v, str))
     if report.get("load_error"):
         return Execution(
             "load_error", violations=violations, error=str(report["load_error"]), **common
@@ -348,7 +301,8 @@ def _execution(
     return Execution(
         "ok",
         calls=_results(report.get("calls")),
-        check=_results(report.get("check")),
+        recorded=_recorded(report.get("recorded")),
+        units=_results(report.get("units")),
         violations=violations,
         **common,
     )
@@ -356,21 +310,22 @@ def _execution(
 
 @dataclass
 class ExecutionCache:
-    """Executions by (instance id, code): the reward components, the validation metric and the
-    next turn's feedback share one run of each answer. A small thread-safe LRU."""
+    """What a run of an answer gave, by (problem id, code): the reward components, the
+    validation metric and the next turn's feedback share one run of each answer. A small
+    thread-safe LRU."""
 
     size: int = 2048
-    _data: dict[tuple[str, str], Execution] = field(default_factory=dict)
+    _data: dict[tuple[str, str], Any] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def get(self, key: tuple[str, str]) -> Execution | None:
+    def get(self, key: tuple[str, str]) -> Any:
         with self._lock:
             value = self._data.pop(key, None)
             if value is not None:
                 self._data[key] = value
             return value
 
-    def put(self, key: tuple[str, str], value: Execution) -> None:
+    def put(self, key: tuple[str, str], value: Any) -> None:
         with self._lock:
             self._data[key] = value
             while len(self._data) > self.size:

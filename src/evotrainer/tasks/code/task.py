@@ -69,7 +69,8 @@ class CodeTask(BaseTask):
     """Function signatures and docstrings in, working Python functions out.
 
     ``turns``: answers per episode (1 = single-turn; more lets the agent revise after seeing
-    the visible tests fail). ``sandbox``: auto | bwrap | unshare | process (sandbox.py).
+    the visible tests fail). ``sandbox``: auto | bwrap | unsafe-unshare | unsafe-process
+    (isolation.py); where it does not work the task refuses to start (ConfigError).
     """
 
     name = "code"
@@ -91,7 +92,7 @@ class CodeTask(BaseTask):
         self._components: dict[str, RewardComponent] | None = None
 
     def __repr__(self) -> str:
-        return f"CodeTask(turns={self.turns}, sandbox={self.sandbox.mechanism!r})"
+        return f"CodeTask(turns={self.turns}, sandbox={self.sandbox.isolation.describe()!r})"
 
     def generator(self) -> TaskGenerator:
         from evotrainer.tasks.code.generator import CodeGenerator

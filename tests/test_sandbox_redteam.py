@@ -1,0 +1,366 @@
+"""Red-team probes of issue 33: model-written code tries to escape the code gym's sandbox or to
+forge its verdict. Each probe failed on the engine before the rebuild (the code ran as root with
+the host's file system visible where bubblewrap was absent, and only an audit hook in its way).
+
+Isolation probes run in every bubblewrap variant this machine offers **with the audit hook
+switched off**: the isolation alone must hold. In the unsafe modes (opt-in by name) they run
+with the hook on and must be refused and recorded; what those modes do not stop without the
+hook is written down in docs/code-gym.md. The verdict probes run in every mode: a verdict is
+decided on the host from returned values, whatever the code writes or switches off.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from evotrainer.tasks.code import seccomp
+from evotrainer.tasks.code.execution import Runs
+from evotrainer.tasks.code.metric import HiddenTestsMetric
+from evotrainer.tasks.code.problem import CodeProblem
+from evotrainer.types import Instance
+from tests.fake_code import code_block
+from tests.sandbox_modes import all_params, box, safe_params
+
+SECRET = "evotrainer-redteam-secret-5521"
+HOST_TEXT = "the host's file, untouched\n"
+
+
+@pytest.fixture()
+def victim(tmp_path: Path) -> Path:
+    path = tmp_path / "host_file.txt"
+    path.write_text(HOST_TEXT)
+    return path
+
+
+def run(iso, hook: bool, code: str, args: str):
+    ex = box(iso, hook).run(code, "f", [(args, 5.0)])
+    return ex, (ex.calls[0] if ex.calls else None)
+
+
+def unsafe(iso) -> bool:
+    return iso is not None and not iso.safe
+
+
+# -- 1. truncating a host file ------------------------------------------------------------------
+TRUNCATE = """
+import os
+def f(path):
+    try:
+        os.truncate(path, 0)
+        return "truncated"
+    except OSError as exc:
+        return type(exc).__name__
+"""
+
+
+@pytest.mark.parametrize("iso", all_params())
+def test_truncating_a_host_file_does_not_touch_it(iso, victim):
+    ex, r = run(iso, not iso.safe, TRUNCATE, repr((str(victim),)))
+    assert victim.read_text() == HOST_TEXT
+    if unsafe(iso):  # only the audit hook stands: it must refuse and record
+        assert any(v.startswith("write_outside_workdir: os.truncate") for v in ex.violations)
+
+
+# -- 2. switching the audit hook off, then reading secrets and writing outside -----------------
+HOOK_OFF = """
+import os
+def f(path, host_pid, secret):
+    got = []
+    try:
+        import __main__
+        __main__.Guard.check = lambda *a: None
+        got.append("Guard patched")
+    except Exception as exc:
+        got.append("no Guard: " + type(exc).__name__)
+    for cls in object.__subclasses__():
+        if cls.__name__ == "Guard":
+            got.append("Guard class found")
+    try:
+        with open(path, "w") as fh:
+            fh.write("pwned")
+        got.append("wrote outside")
+    except OSError as exc:
+        got.append("write: " + type(exc).__name__)
+    for name in ("/etc/shadow", "/etc/passwd", f"/proc/{host_pid}/environ"):
+        try:
+            got.append(open(name, "rb").read()[:4000].decode(errors="replace"))
+        except OSError as exc:
+            got.append(name + ": " + type(exc).__name__)
+    try:
+        for pid in os.listdir("/proc"):
+            if pid.isdigit():
+                try:
+                    got.append(open(f"/proc/{pid}/environ", "rb").read().decode(errors="replace"))
+                except OSError:
+                    pass
+    except OSError as exc:
+        got.append("proc: " + type(exc).__name__)
+    return got
+"""
+
+
+@pytest.fixture()
+def host_process_with_a_secret():
+    """A process of the host with a secret in its environment (as the run's API keys are)."""
+    env = {**os.environ, "EVOTRAINER_REDTEAM": SECRET}
+    proc = subprocess.Popen(["sleep", "60"], env=env, start_new_session=True)
+    yield proc.pid
+    proc.kill()
+    proc.wait()
+
+
+@pytest.mark.parametrize("iso", safe_params())
+def test_with_the_hook_off_no_secret_is_read_and_nothing_written(
+    iso, victim, host_process_with_a_secret
+):
+    args = (str(victim), host_process_with_a_secret, SECRET)
+    ex, r = run(iso, False, HOOK_OFF, repr(args))
+    assert r is not None and r.ok, ex
+    assert victim.read_text() == HOST_TEXT
+    assert SECRET not in r.value
+    assert "root:" not in r.value  # neither /etc/shadow nor /etc/passwd
+    assert "wrote outside" not in r.value and "Guard class found" not in r.value
+
+
+@pytest.mark.parametrize("iso", all_params())
+def test_the_hook_cannot_be_reached_through_main_or_the_class_tree(iso, victim):
+    ex, r = run(iso, True, HOOK_OFF, repr((str(victim), 1, SECRET)))
+    assert victim.read_text() == HOST_TEXT
+    assert r is not None and r.ok
+    assert "Guard patched" not in r.value and "Guard class found" not in r.value
+    assert any(v.startswith("write_outside_workdir") for v in ex.violations)
+
+
+# -- 3. forging the verdict ---------------------------------------------------------------------
+REFERENCE = "def label(n):\n    return 'zebra-' + str(n * 7919 % 10007)\n"
+CHECK = (
+    "def check(candidate):\n"
+    "    assert candidate(3) == 'zebra-' + str(3 * 7919 % 10007)\n"
+    "    for n in range(5, 8):\n"
+    "        assert candidate(n) == 'zebra-' + str(n * 7919 % 10007)\n"
+)
+FORGER = """
+import gc, json, os, sys
+def label(n):
+    try:  # the audit hook of the old runner was an attribute of a class in __main__
+        import __main__
+        __main__.Guard.check = lambda *a: None
+    except Exception:
+        pass
+    forged = {"load_error": None, "violations": [], "recorded": [], "units": [{"ok": True}] * 9,
+              "check": [{"ok": True}] * 9,
+              "calls": [{"ok": True, "value": repr("zebra-%d" % n), "plain": True}] * 9}
+    line = json.dumps(forged) + "\\n"
+    seen = []
+    try:
+        frame = sys._getframe()
+        while frame is not None:  # walk up to the runner's locals: the job, a nonce, the report
+            found = dict(frame.f_locals)
+            seen.append(repr(found)[:20000])
+            if isinstance(found.get("nonce"), str) and isinstance(found.get("report"), int):
+                os.write(found["report"], (found["nonce"] + line).encode())
+                os._exit(0)
+            frame = frame.f_back
+    except Exception:
+        pass
+    for fd in (0, *range(3, 40)):  # every descriptor the runner might keep for its report
+        try:
+            os.write(fd, line.encode())
+        except OSError:
+            pass
+    try:
+        for obj in gc.get_objects():
+            if isinstance(obj, str) and "zebra" in obj:
+                seen.append(obj)
+    except Exception:
+        pass
+    os._exit(0)
+"""
+SPY = """
+import gc, sys
+def label(n):
+    seen = []
+    frame = sys._getframe()
+    while frame is not None:  # every frame's locals, up to the runner's
+        seen.append(repr(frame.f_locals)[:20000])
+        frame = frame.f_back
+    seen += [o for o in gc.get_objects() if isinstance(o, str) and "zebra" in o]
+    return seen
+"""
+
+
+def forged_problem() -> Instance:
+    problem = CodeProblem(
+        id="redteam/1", entry_point="label", prompt="def label(n):\n", solution=REFERENCE,
+        check=CHECK, kind="humaneval", source="redteam",
+    )  # fmt: skip
+    return Instance(id=problem.id, payload=problem, source="redteam", kind="humaneval")
+
+
+@pytest.mark.parametrize("hook", [True, False], ids=["hook", "no_hook"])
+@pytest.mark.parametrize("iso", all_params())
+def test_a_forged_report_scores_pass_at_1_zero(iso, hook):
+    runs = Runs(box(iso, hook))
+    metric = HiddenTestsMetric(runs)
+    inst = forged_problem()
+    honest = metric.score(inst, code_block(REFERENCE), None)
+    assert honest == {"pass_at_1": 1.0, "tests_passed": 1.0}
+    forged = metric.score(inst, code_block(FORGER), None)
+    assert forged["pass_at_1"] == 0.0 and forged["tests_passed"] == 0.0
+
+
+@pytest.mark.parametrize("iso", safe_params())
+def test_the_expected_answers_are_nowhere_in_the_candidates_process(iso):
+    runs = Runs(box(iso, False))
+    problem = runs.tests_of(forged_problem().payload)
+    expected = [c.expected.strip("'") for c in problem.hidden]
+    assert len(expected) == 4 and all(e.startswith("zebra-") for e in expected)
+    calls = [(c.args, 2.0) for c in problem.hidden]
+    ex = runs.sandbox.run(SPY, "label", calls)
+    assert ex.ran and ex.calls and ex.calls[0].ok
+    for e in expected:
+        assert e not in ex.calls[0].value  # not in a frame, not among the process's strings
+
+
+# -- 4. killing the parent; a daemon that outlives the execution --------------------------------
+KILLER = """
+import os, signal
+def f(pid):
+    done = []
+    for target in (pid, os.getppid(), 0):
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.kill(target, sig)
+                done.append((target, int(sig)))
+            except OSError as exc:
+                done.append(type(exc).__name__)
+    return done
+"""
+
+
+@pytest.mark.parametrize("iso", all_params())
+def test_killing_the_parent_or_a_host_process_fails(iso):
+    sentinel = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        ex, r = run(iso, not iso.safe, KILLER, repr((sentinel.pid,)))
+        time.sleep(0.2)
+        assert sentinel.poll() is None  # the host process lives
+        if unsafe(iso):
+            assert any(v.startswith("signal: os.kill") for v in ex.violations)
+    finally:
+        sentinel.kill()
+        sentinel.wait()
+
+
+DAEMON = """
+import os, time
+def f(tag):
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            os.execv("/bin/sleep", ["sleep", tag])
+        os._exit(0)
+    time.sleep(0.3)
+    return "forked"
+"""
+
+
+def processes_with(tag: str) -> list[int]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if tag.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(int(pid))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.parametrize("iso", all_params())
+def test_a_double_forked_daemon_does_not_outlive_the_execution(iso):
+    tag = f"{time.time() % 1000:.3f}1"  # a unique argument for sleep
+    ex, r = run(iso, not iso.safe, DAEMON, repr((tag,)))
+    time.sleep(0.3)
+    alive = processes_with(tag)
+    for pid in alive:  # clean up before failing
+        os.kill(pid, signal.SIGKILL)
+    assert not alive
+    if unsafe(iso):
+        assert any(v.startswith("new_process: os.fork") for v in ex.violations)
+
+
+# -- 5. symlink tricks -------------------------------------------------------------------------
+SYMLINK = """
+import os
+def f(path):
+    out = []
+    try:
+        os.symlink(path, "link")
+        out.append("linked")
+        out.append(open("link").read())
+        with open("link", "w") as fh:
+            fh.write("pwned")
+        out.append("wrote through")
+    except OSError as exc:
+        out.append(type(exc).__name__)
+    return out
+"""
+
+
+@pytest.mark.parametrize("iso", all_params())
+def test_a_symlink_to_a_host_file_reaches_nothing(iso, victim):
+    ex, r = run(iso, not iso.safe, SYMLINK, repr((str(victim),)))
+    assert victim.read_text() == HOST_TEXT
+    assert r is not None and "untouched" not in r.value and "wrote through" not in r.value
+    if unsafe(iso):
+        assert any(v.startswith("write_outside_workdir: os.symlink") for v in ex.violations)
+
+
+# -- 6. what the isolation is, seen from inside -------------------------------------------------
+INSIDE = """
+import os
+def f(x):
+    status = open("/proc/self/status").read()
+    seccomp = [ln.split()[1] for ln in status.splitlines() if ln.startswith("Seccomp:")]
+    pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+    traced = None
+    try:
+        import ctypes
+        traced = ctypes.CDLL(None, use_errno=True).syscall(x, 0, 0, 0, 0)
+    except Exception as exc:
+        traced = type(exc).__name__
+    try:
+        open("/usr/evotrainer-write-test", "w")
+        usr = "writable"
+    except OSError as exc:
+        usr = type(exc).__name__
+    return {"uid_map": open("/proc/self/uid_map").read().split(), "uid": os.getuid(),
+            "seccomp": seccomp, "pids": pids, "root": sorted(os.listdir("/")),
+            "ptrace_traceme": traced, "usr": usr}
+"""
+
+
+@pytest.mark.parametrize("iso", safe_params())
+def test_inside_bubblewrap_the_code_is_unprivileged_alone_and_filtered(iso):
+    import ast
+    import platform
+
+    table = seccomp.ARCHES.get(platform.machine())
+    ptrace = table[1]["ptrace"] if table else 101
+    ex, r = run(iso, False, INSIDE, repr((ptrace,)))
+    assert r is not None and r.ok, ex
+    seen = ast.literal_eval(r.value)
+    assert seen["uid"] != 0
+    if iso.user_namespace:  # its own user namespace, mapped onto an unprivileged uid
+        assert len(seen["uid_map"]) == 3 and int(seen["uid_map"][1]) != 0
+    assert max(seen["pids"]) < 20  # only the sandbox's own processes
+    assert "etc" not in seen["root"] and "home" not in seen["root"]
+    assert seen["usr"] in ("OSError", "PermissionError")  # read-only system
+    if iso.seccomp:
+        assert seen["seccomp"] == ["2"] and seen["ptrace_traceme"] == -1
