@@ -114,7 +114,7 @@ def test_an_unfinished_source_is_read_from_its_checkpoint(tmp_path):
         _run(cfg, tmp_path / "unfinished", [kill_at("outer_step", 1)])
     assert not (tmp_path / "unfinished" / "archive.json").exists()
     entries = check_source(tmp_path / "unfinished", "meetings")
-    assert entries and entries[0]["s_val"] == max(e["s_val"] for e in entries)
+    assert entries and entries[0].s_val == max(e.s_val for e in entries)
 
 
 def _copy_with_config(source: Path, tmp_path: Path, **changes) -> Path:

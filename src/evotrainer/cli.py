@@ -181,12 +181,33 @@ def _resume_hint(exc: Exception, run_dir: Path | None) -> str:
 def resume(
     run_dir: Annotated[Path, typer.Argument(help="a run directory")],
     as_json: Annotated[bool, typer.Option("--json", help="print events as JSON lines")] = False,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--base-url",
+            help="the OpenAI-compatible endpoint to continue with; needed when the run's "
+            "config.yaml names one that is not $OPENAI_BASE_URL (a run directory is not trusted "
+            "to choose where prompts and the API key go)",
+        ),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address",
+            help="the Ray cluster to continue on (runner ray); needed when config.yaml names one "
+            "that is not $RAY_ADDRESS",
+        ),
+    ] = None,
 ) -> None:
-    """Continue a run from its last intact checkpoint."""
+    """Continue a run from its last intact checkpoint (a run stopped before its first
+    checkpoint starts again). Settings in RUN_DIR/config.yaml that would run code (Ray
+    runtime_env) are refused; endpoints it names must be repeated here."""
     from evotrainer.coevolution import CoEvolution
 
     try:
-        co, path = CoEvolution.resume(run_dir, observers=_observers(as_json))
+        co, path = CoEvolution.resume(
+            run_dir, observers=_observers(as_json), base_url=base_url, ray_address=ray_address
+        )
         result = co.run(path)
         _conclude(co, result, as_json, co.cfg.report)
     except (EvoTrainerError, OSError) as exc:

@@ -41,6 +41,7 @@ from evotrainer.llm.base import LLMClient
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.run import events as ev
 from evotrainer.run.rundir import RunDirectory
+from evotrainer.run.warm_start import WarmStart
 from evotrainer.tasks.base import Task
 from evotrainer.types import Instance
 
@@ -66,8 +67,10 @@ class CoEvolution(Wiring, Generation, Validation, OuterStep, Telemetry, State, O
     # -- the run -------------------------------------------------------------------------
     def run(self, run_dir: str | Path | None = None) -> RunResult:
         rd = None
+        resuming = self.initial is not None or self._start_over
+        warm = self._read_warm_start() if self.initial is None else None  # before any file
         if run_dir is not None:
-            rd = RunDirectory.open_or_create(Path(run_dir), self.cfg, self.initial is not None)
+            rd = RunDirectory.open_or_create(Path(run_dir), self.cfg, resuming)
             self.run_dir = rd.path
             self.observers.append(rd.log)
             self.meta.attach(rd.path)
@@ -76,8 +79,10 @@ class CoEvolution(Wiring, Generation, Validation, OuterStep, Telemetry, State, O
         self._notes = []
         stopped = "completed"
         try:
+            if self._stopped_at_resume is not None:
+                raise self._stopped_at_resume  # the cap was reached re-reading the population
             if self.initial is None:
-                self._start()
+                self._start(warm)
             batch = self.batch(self.epoch, self.drawn)
             if self.outer_due:  # resumed from the checkpoint written before an outer step
                 batch = self._outer_or_monitor_step(batch)
@@ -119,7 +124,7 @@ class CoEvolution(Wiring, Generation, Validation, OuterStep, Telemetry, State, O
         self.checkpoint()
         return batch
 
-    def _start(self) -> None:
+    def _start(self, warm: WarmStart | None = None) -> None:
         self.emit(
             ev.RUN_STARTED,
             config=self.cfg.model_dump(mode="json"),
@@ -143,8 +148,8 @@ class CoEvolution(Wiring, Generation, Validation, OuterStep, Telemetry, State, O
         )
         if vs.synthetic:
             self.emit(ev.WARNING, message=vs.message)
-        if self.cfg.init_from:
-            self._warm_start(self.cfg.init_from)
+        if warm is not None:
+            self._warm_start(warm)
         self.drawn = self.harness
         batch = self.batch(self.epoch, self.harness)
         initial = self.inner.ask()
@@ -182,19 +187,24 @@ class CoEvolution(Wiring, Generation, Validation, OuterStep, Telemetry, State, O
         self._anchor_best(batch)
         self.checkpoint()
 
-    def _warm_start(self, source: str) -> None:
-        """Seed the population and the harness from an earlier run (run/warm_start.py)."""
+    def _read_warm_start(self) -> WarmStart | None:
+        """What ``init_from`` hands over (run/warm_start.py), read before the run directory is
+        made: a source that cannot be used is refused before any file is written."""
+        if not self.cfg.init_from:
+            return None
         from evotrainer.run.warm_start import load_warm_start
 
-        hand = len(self.inner.seeds)
-        w = load_warm_start(
-            source,
+        return load_warm_start(
+            self.cfg.init_from,
             self.task.name,
             set(self.evaluator.components),
-            max(1, self.cfg.inner.population - hand),
+            max(1, self.cfg.inner.population - len(self.inner.seeds)),
             bool(self.real_pool.instances),
             self.cfg.harness.real_share,
         )
+
+    def _warm_start(self, w: WarmStart) -> None:
+        """Seed the population and the harness from an earlier run."""
         self.inner = self._new_inner([*w.policies, *self.inner.seeds])
         if w.harness is not None:
             h = w.harness.bounded(self.bounds)

@@ -125,6 +125,12 @@ class TaskConfig(_Strict):
         """How over-long inputs are cut, for the validation results ("" when never)."""
         return ""
 
+    def executable_settings(self) -> list[str]:
+        """``key=value`` of each setting here that lets code run with less confinement (e.g. a
+        weaker sandbox): ``resume`` refuses them from a run directory's config.yaml
+        (run/resume_settings.py). None by default; a task with such settings lists them."""
+        return []
+
 
 class InnerConfig(_Strict):
     population: int = Field(10, ge=2, description="policies per generation")

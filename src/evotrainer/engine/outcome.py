@@ -161,7 +161,7 @@ def write_results(co: Outcome, summary: dict[str, Any], best: PolicyGenome) -> N
         known.setdefault(e.policy.id, e.policy)
     v = co.validator.memo.get(best.id)
     fit = co.inner.fitness.get(best.id)
-    atomic_write(rd / "best" / "prompt.txt", best.render() + "\n")
+    atomic_write(rd / "best" / "prompt.txt", best.render() + "\n", root=rd)
     policy_doc = {
         **best.to_json(),
         "text": best.render(),
@@ -171,12 +171,12 @@ def write_results(co: Outcome, summary: dict[str, Any], best: PolicyGenome) -> N
         "train_components": dict(fit.components) if fit else {},
         "ancestors": lineage_chain(best, known),
     }
-    atomic_write(rd / "best" / "policy.json", dumps_strict(policy_doc))
+    atomic_write(rd / "best" / "policy.json", dumps_strict(policy_doc), root=rd)
     if v:
-        atomic_write(rd / "best" / "validation.json", dumps_strict(list(v.per_instance)))
-    atomic_write(rd / "archive.json", dumps_strict(co.hopt.archive.to_json()))
-    atomic_write(rd / "front.json", dumps_strict(co.meta.front(co.hopt.archive)))
-    atomic_write(rd / "summary.json", dumps_strict(summary))
+        atomic_write(rd / "best" / "validation.json", dumps_strict(list(v.per_instance)), root=rd)
+    atomic_write(rd / "archive.json", dumps_strict(co.hopt.archive.to_json()), root=rd)
+    atomic_write(rd / "front.json", dumps_strict(co.meta.front(co.hopt.archive)), root=rd)
+    atomic_write(rd / "summary.json", dumps_strict(summary), root=rd)
 
 
 def fail_run(co: Outcome, stopped: str, rejected: list[str] | None = None) -> None:
@@ -226,6 +226,6 @@ def fail_run(co: Outcome, stopped: str, rejected: list[str] | None = None) -> No
         "wall_s": round(co.elapsed(), 2),
     }
     if co.run_dir is not None:
-        atomic_write(co.run_dir / "summary.json", dumps_strict(summary))
+        atomic_write(co.run_dir / "summary.json", dumps_strict(summary), root=co.run_dir)
     co.emit(ev.RUN_FAILED, message=msg, summary=summary)
     raise exc_type(msg)

@@ -1,6 +1,8 @@
 """State and resume: the run's full state as plain data (``state_dict``/``load_state_dict``),
 a checkpoint after every generation and outer step (run/checkpoint.py), and ``resume``, which
-rebuilds a CoEvolution from a run directory's config and its newest intact checkpoint."""
+rebuilds a CoEvolution from a run directory's config (as far as run/resume_settings.py takes
+it) and its newest intact checkpoint. The data is checked by content (run/data_identity.py);
+the calls a resume makes to re-read the population's rollouts count against the budget."""
 
 from __future__ import annotations
 
@@ -10,12 +12,21 @@ from pathlib import Path
 from typing import Any, Self
 
 from evotrainer.engine.telemetry import Observer, _finite
+from evotrainer.errors import BudgetExceeded
 from evotrainer.evaluation.runner import Runner
 from evotrainer.harness.genome import HarnessGenome
 from evotrainer.llm.base import LLMClient
+from evotrainer.llm.budget import Budget
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.run import events as ev
-from evotrainer.run.checkpoint import load_latest, load_state_into, save_checkpoint
+from evotrainer.run.checkpoint import (
+    checkpoint_files,
+    checkpoint_seq,
+    load_latest,
+    load_state_into,
+    save_checkpoint,
+)
+from evotrainer.run.data_identity import check_same_data, instances_sha256
 from evotrainer.run.rundir import RunDirectory
 from evotrainer.run.validation_set import check_same_validation
 from evotrainer.tasks.base import Task
@@ -45,6 +56,7 @@ class State:
                 "selection": [i.id for i in self.validation_set.selection],
                 "confirmation": [i.id for i in self.validation_set.confirmation],
             },
+            "data_sha256": self.data_sha256(),
             "race": [self.judge.raced_out, self.judge.race_saved],
             "monitor": self.monitor.state_dict() if self.monitor else None,
             "surrogate": self.surrogate.state_dict() if self.surrogate else None,
@@ -106,6 +118,29 @@ class State:
         }
         self.validator.raced_out = set(s.get("validation_raced_out", ()))
 
+    def data_sha256(self) -> dict[str, str]:
+        """The sha256 of each part of the data (validation selection and confirmation, real
+        training pool, terminal-reward pool), computed once."""
+        if self._data_sha256 is None:
+            vs = self.validation_set
+            self._data_sha256 = {
+                "selection": instances_sha256(vs.selection),
+                "confirmation": instances_sha256(vs.confirmation),
+                "training": instances_sha256(self.real_pool.instances),
+                "terminal": instances_sha256(self.terminal_pool),
+            }
+        return self._data_sha256
+
+    def _data_sources(self) -> dict[str, str]:
+        vs = self.validation_set
+        terminal = self.cfg.defences.terminal_data
+        return {
+            "selection": vs.source,
+            "confirmation": vs.source,
+            "training": self.real_pool.source,
+            "terminal": terminal or "synthetic",
+        }
+
     def checkpoint(self) -> None:
         if self.run_dir is None:
             return
@@ -133,21 +168,56 @@ class State:
         observers: Sequence[Observer] = (),
         validation: Sequence[Instance] | None = None,
         runner: Runner | None = None,
+        base_url: str | None = None,
+        ray_address: str | None = None,
     ) -> tuple[Self, Path]:
-        rd = RunDirectory.open(Path(run_dir))
+        """Continue the run in ``run_dir``. ``base_url``/``ray_address``: the endpoints the
+        command line named (config.yaml's are taken only when they match or are the
+        environment's: run/resume_settings.py)."""
+        rd = RunDirectory.open(Path(run_dir), base_url, ray_address)
         co = cls(
             rd.config, task=task, llm=llm, observers=observers, validation=validation, runner=runner
         )
+        if not checkpoint_files(rd.path / "checkpoints"):
+            return co._start_again(), rd.path
         state, path, warnings = load_latest(rd.path)
         check_same_validation(co.validation_set, state)
+        check_same_data(state.get("data_sha256"), co.data_sha256(), co._data_sources())
         load_state_into(co, state, path)  # a malformed state is a CheckpointError
-        # what an uninterrupted run holds in memory: the population's rollouts on the current
-        # batch (answered by the cache; the budget is restored so they are not counted twice)
-        co.fitness_of(co.inner.population, co.batch(co.epoch, co.drawn), co.harness, drawn=co.drawn)
-        co.budget.restore(state["budget"])
-        co._seq = int(path.stem.split("-")[1])
+        co._reread_population(state["budget"])
+        co._seq = checkpoint_seq(path)
         co._notes += [(ev.WARNING, {"message": w}) for w in warnings]
         co._notes.append(
             (ev.RUN_RESUMED, {"checkpoint": path.name, "generation": co.inner.generation})
         )
         return co, rd.path
+
+    def _reread_population(self, spent: dict[str, Any]) -> None:
+        """What an uninterrupted run holds in memory: the population's rollouts on the current
+        batch. Answered by the cache when it is on; calls that reach the backend count against
+        the budget (``spent``: the counters the checkpoint restored), so the server never sees
+        more than ``budget.max_calls`` across a resume. The requests' counters stay those of
+        the checkpoint (they are a function of the run). A cap reached here ends the run at its
+        start (``run()``)."""
+        try:
+            batch = self.batch(self.epoch, self.drawn)
+            self.fitness_of(self.inner.population, batch, self.harness, drawn=self.drawn)
+        except BudgetExceeded as exc:
+            self._stopped_at_resume = exc
+        self.budget.restore({k: spent[k] for k in Budget.REQUEST_COUNTERS if k in spent})
+
+    def _start_again(self) -> Self:
+        """A run stopped before its first checkpoint (killed, or failed before its first
+        generation was saved) has nothing to continue from: it starts again from the beginning
+        in its own directory, as `evotrainer run` would have."""
+        self._start_over = True
+        self._notes.append(
+            (
+                ev.WARNING,
+                {
+                    "message": "no checkpoint was written before the run stopped: it starts "
+                    "again from the beginning"
+                },
+            )
+        )
+        return self

@@ -17,7 +17,7 @@ from evotrainer.defences.learned import LearnedDefences
 from evotrainer.defences.monitor import ProxyGapMonitor
 from evotrainer.defences.robustness import RobustnessProbe
 from evotrainer.engine.telemetry import Observer
-from evotrainer.errors import ConfigError
+from evotrainer.errors import BudgetExceeded, ConfigError
 from evotrainer.evaluation.confirmation import Confirmation
 from evotrainer.evaluation.error_rate import ErrorRateGuard
 from evotrainer.evaluation.evaluator import Evaluator
@@ -58,6 +58,9 @@ class Wiring:
         self.cfg = config
         self._notes: list[tuple[str, dict[str, Any]]] = []  # events to emit once run() starts
         self._suspects: set[str] = set()  # components the monitor flagged since the last step
+        self._data_sha256: dict[str, str] | None = None  # the data's content (State)
+        self._stopped_at_resume: BudgetExceeded | None = None  # the cap, reached by a resume
+        self._start_over = False  # resumed before its first checkpoint: run() starts it
         self._emit_lock = threading.RLock()
         self.task = task or build_task(config.task)
         budget = Budget(max_calls=config.budget.max_calls, max_tokens=config.budget.max_tokens)
@@ -106,6 +109,7 @@ class Wiring:
         )
         # real meetings for training-side signals (never the validation set)
         pool = self._terminal_pool() if d.terminal_share > 0 or d.learned_reward else []
+        self.terminal_pool: list[Instance] = pool
         self.judge = FitnessJudge(
             self.task,
             self.evaluator,

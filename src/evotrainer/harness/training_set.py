@@ -40,17 +40,19 @@ def load_real_pool(
     if not path:
         return RealPool([], "", "no real training data configured: synthetic training only")
     if not Path(path).is_file():
+        source = str(Path(path).resolve())
         return RealPool(
-            [], str(path), f"real training data {path!r} not found: synthetic training only"
+            [], source, f"real training data {source!r} not found: synthetic training only"
         )
     loaded = task.load(path)
     held = set(held_out_ids)
     kept = [i for i in loaded if i.id not in held]
     kept.sort(key=lambda i: (len(input_text(i)), i.id))
-    msg = f"real training pool: {len(kept)} instances from {path}"
+    source = str(Path(path).resolve())  # the same in a run and in its resume (config.yaml)
+    msg = f"real training pool: {len(kept)} instances from {source}"
     if len(kept) < len(loaded):
         msg += f" ({len(loaded) - len(kept)} held out for validation)"
-    return RealPool(kept, str(path), msg, len(loaded) - len(kept))
+    return RealPool(kept, source, msg, len(loaded) - len(kept))
 
 
 def _weighted_sample(

@@ -211,8 +211,9 @@ def _read_json(path: Path, notes: list[str]) -> Any:
         return None
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        notes.append(f"could not read {path.name}: {exc}")
+    except (OSError, ValueError, RecursionError) as exc:
+        why = "JSON nested too deeply" if isinstance(exc, RecursionError) else exc
+        notes.append(f"could not read {path.name}: {why}")
         return None
 
 
@@ -230,12 +231,13 @@ def load_run(run_dir: Path) -> RunData:
     config_text = ""
     config: dict[str, Any] = {}
     if cfg_file.is_file():
-        config_text = cfg_file.read_text(encoding="utf-8")
+        config_text = cfg_file.read_bytes().decode("utf-8", errors="replace")
         try:
             loaded = yaml.safe_load(config_text)
             config = loaded if isinstance(loaded, dict) else {}
-        except yaml.YAMLError as exc:
-            notes.append(f"could not parse config.yaml: {exc}")
+        except (yaml.YAMLError, RecursionError) as exc:
+            why = "nested too deeply" if isinstance(exc, RecursionError) else exc
+            notes.append(f"could not parse config.yaml: {why}")
     events = [e for e in read_events(events_file) if isinstance(e, dict)]
     data = RunData(run_dir, config, config_text, events, notes=notes)
     summary = _read_json(run_dir / "summary.json", notes)
@@ -292,5 +294,13 @@ def _from_checkpoint(data: RunData) -> None:
         data.policy_source = f"checkpoint {path.name} (best validated so far)"
         rows = v.get("per_instance")
         data.validation_rows = list(rows) if rows else None
-    except (CheckpointError, KeyError, TypeError, ValueError) as exc:
+    except (
+        CheckpointError,
+        KeyError,
+        TypeError,
+        ValueError,
+        AttributeError,
+        OverflowError,
+        RecursionError,
+    ) as exc:
         data.notes.append(f"could not read the latest checkpoint: {exc}")

@@ -22,7 +22,7 @@ def front_data(run: RunData) -> dict[str, Any] | None:
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
             return doc if isinstance(doc, dict) else None
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return None
     try:
         from evotrainer.config import MetaConfig

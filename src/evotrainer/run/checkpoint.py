@@ -9,7 +9,11 @@ changed (one ``{"k": key, "v": value}`` per line; the last line of a key wins). 
 sha256 of that prefix, so loading reads exactly the entries that existed when it was written, and
 a journal that does not match is detected like a corrupt checkpoint.
 
-Loading is plain JSON: nothing in a run directory is ever executed or unpickled.
+Loading is plain JSON: nothing in a run directory is ever executed or unpickled. A run directory
+is untrusted input: nothing is written through a link planted in it (a symlinked folder or
+journal is refused, journals are opened with ``O_NOFOLLOW`` and must not be hard links), and a
+checkpoint that cannot be read for any reason (bad JSON, nesting too deep, numbers out of range)
+is skipped like a damaged one.
 """
 
 from __future__ import annotations
@@ -19,12 +23,14 @@ import hashlib
 import json
 import math
 import os
+import re
+import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evotrainer.errors import CheckpointError
+from evotrainer.errors import CheckpointError, RunDirectoryError
 
 KEEP = 3
 # where the growing parts of the state are: maps that only gain keys, and lists that only
@@ -37,17 +43,46 @@ JOURNALED: tuple[tuple[str, ...], ...] = (
     ("outer", "decisions"),
 )
 REF = "$journal"
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+CHECKPOINT_NAME = re.compile(r"ckpt-(\d+)\.json")
+# what reading a damaged or crafted checkpoint can raise (JSON nested too deeply is a
+# RecursionError, Infinity where a count belongs an OverflowError)
+UNREADABLE = (OSError, ValueError, KeyError, TypeError, RecursionError, OverflowError)
 
 
 def _digest(state: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(state, sort_keys=True).encode()).hexdigest()
 
 
-def atomic_write(path: Path, text: str) -> None:
+def real_dir(root: Path, directory: Path) -> Path:
+    """``directory`` (``root`` or a folder under it), made where missing. RunDirectoryError when
+    it, or a folder between ``root`` and it, is a symbolic link or not a folder: nothing is
+    written through a link planted in a run directory (``root`` itself may be a link the user
+    chose)."""
+    node = Path(root)
+    for part in Path(directory).relative_to(root).parts:
+        node = node / part
+        if node.is_symlink():
+            raise RunDirectoryError(
+                f"{node} is a symbolic link: nothing is written through a link in a run "
+                "directory. Remove the link (a run makes its own folders), or start a new run."
+            )
+        if not node.exists():
+            node.mkdir(exist_ok=True)
+        elif not node.is_dir():
+            raise RunDirectoryError(f"{node} is not a folder: a run needs a folder there")
+    return node
+
+
+def atomic_write(path: Path, text: str, root: Path | None = None) -> None:
     """Write ``text`` to ``path`` atomically. The temp file is created exclusively under a fresh
     random name (a file or symlink planted beside ``path`` is never written through), and the
-    rename replaces a symlink at ``path`` instead of following it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    rename replaces a symlink at ``path`` instead of following it. With ``root`` (the run
+    directory), no folder between ``root`` and ``path`` may be a symbolic link (``real_dir``)."""
+    if root is not None:
+        real_dir(root, path.parent)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -86,6 +121,48 @@ def _line_digest(value: Any) -> str:
     return hashlib.sha1(json.dumps(value, sort_keys=True).encode()).hexdigest()
 
 
+def read_no_follow(path: Path) -> bytes:
+    """The bytes of ``path``, never read through a symbolic link (ValueError: treated like a
+    damaged file); b"" when it does not exist."""
+    try:
+        fd = os.open(path, os.O_RDONLY | NOFOLLOW)
+    except FileNotFoundError:
+        return b""
+    except OSError:
+        if path.is_symlink():  # read as damage: the file is skipped like a corrupt one
+            raise ValueError(f"{path.name} is a symbolic link (not read)") from None
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read()
+
+
+def open_appendable(path: Path) -> int:
+    """A descriptor to append to ``path`` in a run directory (created if missing): refused,
+    with RunDirectoryError, when ``path`` is a symbolic link (``O_NOFOLLOW``), a hard link to
+    another file, or not a regular file; writing there would change a file outside the run."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | NOFOLLOW, 0o644)
+    except OSError as exc:
+        raise _link_error(path, exc) from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
+        os.close(fd)
+        what = "not a regular file" if not stat.S_ISREG(st.st_mode) else "a hard link"
+        raise RunDirectoryError(
+            f"{path} is {what}: a run appends only to its own files. Remove it, or start a new run."
+        )
+    return fd
+
+
+def _link_error(path: Path, exc: OSError) -> OSError | RunDirectoryError:
+    if path.is_symlink():
+        return RunDirectoryError(
+            f"{path} is a symbolic link: nothing is written through a link in a run "
+            "directory. Remove it, or start a new run."
+        )
+    return exc
+
+
 @dataclass
 class _Journal:
     path: Path
@@ -98,9 +175,12 @@ class _Journal:
         """Continue the journal from its first ``size`` bytes (what the newest intact checkpoint
         references; anything after it was written by a process that died before checkpointing)."""
         j = cls(path)
-        data = path.read_bytes()[:size] if path.exists() else b""
-        with path.open("ab") as fh:
-            fh.truncate(len(data))
+        fd = open_appendable(path)
+        try:
+            data = read_no_follow(path)[:size]
+            os.ftruncate(fd, len(data))
+        finally:
+            os.close(fd)
         j.size = len(data)
         j.hasher.update(data)
         for key, value in _parse_journal(data, path).items():
@@ -116,7 +196,7 @@ class _Journal:
                 lines.append(json.dumps({"k": key, "v": value}) + "\n")
         if lines:
             data = "".join(lines).encode()
-            with self.path.open("ab") as fh:
+            with os.fdopen(open_appendable(self.path), "ab") as fh:
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
@@ -132,7 +212,7 @@ def _parse_journal(data: bytes, path: Path) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for line in data.decode("utf-8").splitlines():
         rec = json.loads(line)
-        out[str(rec["k"])] = rec["v"]
+        out[str(rec["k"])] = rec["v"]  # a line that is not {"k", "v"}: TypeError, KeyError
     return out
 
 
@@ -197,7 +277,7 @@ def _join(state: dict[str, Any], ckdir: Path) -> dict[str, Any]:
         if name != _journal_name(where):
             raise ValueError(f"unexpected journal name {name!r}")
         path = ckdir / name
-        data = path.read_bytes()[: int(ref["bytes"])] if path.exists() else b""
+        data = read_no_follow(path)[: int(ref["bytes"])]
         if len(data) != int(ref["bytes"]) or hashlib.sha256(data).hexdigest() != ref["sha256"]:
             raise ValueError(f"journal {name} does not match the checkpoint")
         entries = _parse_journal(data, path)
@@ -209,21 +289,36 @@ def _join(state: dict[str, Any], ckdir: Path) -> dict[str, Any]:
 
 
 # -- checkpoints ------------------------------------------------------------------------------
+def checkpoint_files(ckdir: Path) -> list[Path]:
+    """The checkpoints in ``ckdir``, oldest first (only files named ckpt-<number>.json)."""
+    if not ckdir.is_dir():
+        return []
+    found = [p for p in ckdir.iterdir() if CHECKPOINT_NAME.fullmatch(p.name)]
+    return sorted(found, key=checkpoint_seq)
+
+
+def checkpoint_seq(path: Path) -> int:
+    """The sequence number of a checkpoint file (ckpt-00012.json: 12)."""
+    match = CHECKPOINT_NAME.fullmatch(path.name)
+    if match is None:
+        raise ValueError(f"{path.name} is not a checkpoint file name")
+    return int(match.group(1))
+
+
 def save_checkpoint(run_dir: Path, seq: int, state: dict[str, Any], index: dict[str, Any]) -> Path:
-    ckdir = run_dir / "checkpoints"
-    ckdir.mkdir(parents=True, exist_ok=True)
+    ckdir = real_dir(run_dir, run_dir / "checkpoints")
     path = ckdir / f"ckpt-{seq:05d}.json"
     small = _split(state, ckdir)
-    atomic_write(path, json.dumps({"sha256": _digest(small), "state": small}))
-    files = sorted(ckdir.glob("ckpt-*.json"))
+    atomic_write(path, json.dumps({"sha256": _digest(small), "state": small}), root=run_dir)
+    files = checkpoint_files(ckdir)
     for old in files[:-KEEP]:
         old.unlink(missing_ok=True)
-    atomic_write(ckdir / "index.json", dumps_strict({**index, "file": path.name}))
+    atomic_write(ckdir / "index.json", dumps_strict({**index, "file": path.name}), root=run_dir)
     return path
 
 
 def _read(path: Path) -> dict[str, Any]:
-    payload = json.loads(path.read_text(encoding="utf-8"))
+    payload = json.loads(read_no_follow(path).decode("utf-8"))
     state = payload["state"]
     if not isinstance(state, dict) or _digest(state) != payload["sha256"]:
         raise ValueError("checksum mismatch")
@@ -231,12 +326,12 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 def _newest_intact(ckdir: Path) -> dict[str, Any] | None:
-    for path in sorted(ckdir.glob("ckpt-*.json"), reverse=True):
+    for path in reversed(checkpoint_files(ckdir)):
         try:
             state = _read(path)
             _join(json.loads(json.dumps(state)), ckdir)
             return state
-        except (OSError, ValueError, KeyError, TypeError):
+        except UNREADABLE:
             continue
     return None
 
@@ -244,13 +339,13 @@ def _newest_intact(ckdir: Path) -> dict[str, Any] | None:
 def load_latest(run_dir: Path) -> tuple[dict[str, Any], Path, list[str]]:
     """The newest intact checkpoint's state, its path, and warnings about skipped files."""
     ckdir = run_dir / "checkpoints"
-    files = sorted(ckdir.glob("ckpt-*.json"), reverse=True)
     warnings = []
-    for path in files:
+    for path in reversed(checkpoint_files(ckdir)):
         try:
             state = _join(_read(path), ckdir)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            warnings.append(f"skipped corrupt checkpoint {path.name}: {exc}")
+        except UNREADABLE as exc:
+            why = "JSON nested too deeply" if isinstance(exc, RecursionError) else exc
+            warnings.append(f"skipped corrupt checkpoint {path.name}: {why}")
             continue
         outer = state.get("outer")
         if isinstance(outer, dict) and isinstance(outer.get("cma"), str):
@@ -272,7 +367,15 @@ def load_state_into(target: Any, state: dict[str, Any], path: Path) -> None:
     foreign checkpoint that passes its checksum) into a CheckpointError that names the file."""
     try:
         target.load_state_dict(state)
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+    except (
+        KeyError,
+        TypeError,
+        ValueError,
+        AttributeError,
+        IndexError,
+        OverflowError,  # Infinity where a count belongs
+        RecursionError,  # values nested too deeply
+    ) as exc:
         raise CheckpointError(
             f"{path}: not a checkpoint this version can read ({type(exc).__name__}: {exc})"
         ) from None

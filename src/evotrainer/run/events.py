@@ -79,12 +79,14 @@ def notify(observers: list[Observer], event: Event) -> None:
 class JsonlLog:
     """Appends every event to events.jsonl (flushed per line, so a kill loses nothing logged).
     A line torn by a kill is ended before the next event is appended; the file is never opened
-    through a symlink; non-finite numbers are written as null (strict JSON)."""
+    through a symlink nor appended to through a hard link; non-finite numbers are written as
+    null (strict JSON)."""
 
     def __init__(self, path: Path) -> None:
+        from evotrainer.run.checkpoint import open_appendable
+
         self.path = path
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(path, flags, 0o644)
+        fd = open_appendable(path)
         self._fh = os.fdopen(fd, "a", encoding="utf-8")
         size = os.fstat(fd).st_size
         if size:
@@ -131,13 +133,17 @@ def _default(obj: Any) -> Any:
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:
-    """Read events.jsonl, skipping a torn last line (a kill mid-write)."""
-    out = []
+    """Read events.jsonl, skipping what is not an event: a torn last line (a kill mid-write),
+    a line that is not UTF-8 or not JSON, JSON nested too deeply, a value that is not an
+    object."""
+    out: list[dict[str, Any]] = []
     if not path.exists():
         return out
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for raw in path.read_bytes().splitlines():
         try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
+            event = json.loads(raw.decode("utf-8"))
+        except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
             continue
+        if isinstance(event, dict):
+            out.append(event)
     return out

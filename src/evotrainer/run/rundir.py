@@ -13,6 +13,11 @@ summary.json         the run's numbers
 report/              the HTML report (evotrainer report RUN_DIR)
 .lock                held (fcntl) by the one process writing the run; holds its pid
 
+A run directory is untrusted input (anyone who could write it could plant links or edit its
+config.yaml): opening one refuses a run file or folder that is a symbolic link and a journal
+that is a hard link (nothing is written through them), and a resume takes from config.yaml only
+what the run needs (run/resume_settings.py). config.yaml records every path absolute.
+
 A new run refuses a directory that is not empty (``evotrainer run --force`` replaces a previous
 run there); a resume refuses a finished run; both take the lock, so two processes never write
 one run directory. The engine writes best/, archive.json, front.json and summary.json at the end
@@ -22,6 +27,7 @@ one run directory. The engine writes best/, archive.json, front.json and summary
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +40,7 @@ from evotrainer.policy.genome import PolicyGenome
 from evotrainer.run.checkpoint import atomic_write
 from evotrainer.run.events import JsonlLog
 from evotrainer.run.lock import LOCK_NAME, RunLock
+from evotrainer.run.resume_settings import settings_for_resume
 
 # what a run writes into its directory (``--force`` removes exactly these)
 RUN_FILES = (
@@ -68,17 +75,22 @@ class RunDirectory:
         lock = RunLock(path)
         lock.acquire()
         try:
+            check_no_links(path)
             cfg_file = path / "config.yaml"
             if not cfg_file.exists():
-                atomic_write(cfg_file, absolute_paths(config).to_yaml())
+                atomic_write(cfg_file, absolute_paths(config).to_yaml(), root=path)
             return cls(path, config, JsonlLog(path / "events.jsonl"), lock)
         except BaseException:
             lock.release()
             raise
 
     @classmethod
-    def open(cls, path: Path) -> RunDirectory:
-        """Read a run directory to resume it (not locked yet: ``run()`` locks it)."""
+    def open(
+        cls, path: Path, base_url: str | None = None, ray_address: str | None = None
+    ) -> RunDirectory:
+        """Read a run directory to resume it (not locked yet: ``run()`` locks it). Its
+        config.yaml is taken as ``settings_for_resume`` allows: ``base_url`` and
+        ``ray_address`` are the endpoints the command line named (``resume --base-url``)."""
         cfg_file = path / "config.yaml"
         if not cfg_file.is_file():
             raise CheckpointError(f"{path} is not a run directory (no config.yaml)")
@@ -90,13 +102,16 @@ class RunDirectory:
             )
         if (path / LOCK_NAME).exists():
             RunLock(path).check_free()  # in use: say so before a model loads
+        check_no_links(path)
         try:
             data = yaml.safe_load(cfg_file.read_text(encoding="utf-8")) or {}
-        except (yaml.YAMLError, UnicodeDecodeError) as exc:
-            raise CheckpointError(f"{cfg_file}: not a readable config: {exc}") from None
+        except (yaml.YAMLError, UnicodeDecodeError, RecursionError) as exc:
+            why = "nested too deeply" if isinstance(exc, RecursionError) else exc
+            raise CheckpointError(f"{cfg_file}: not a readable config: {why}") from None
         if not isinstance(data, dict):
             raise CheckpointError(f"{cfg_file}: the top level must be a mapping of sections")
-        return cls(path, config_from_dict(data, str(cfg_file)))
+        config = config_from_dict(data, str(cfg_file))
+        return cls(path, settings_for_resume(config, cfg_file, base_url, ray_address))
 
     def close(self) -> None:
         """Release the lock and close the event log."""
@@ -106,19 +121,80 @@ class RunDirectory:
             self.lock.release()
 
 
+PATHS = (
+    ("harness", "real_data"),
+    ("defences", "terminal_data"),
+    ("cache", "path"),
+    ("model", "spec"),
+    ("validation", "data"),
+)
+
+
 def absolute_paths(config: RunConfig) -> RunConfig:
-    """The config as config.yaml records it: data and cache paths that exist are made absolute,
-    so a resume from another working directory reads the same files."""
-    updates = {}
-    for section, key in (("validation", "data"), ("defences", "terminal_data"), ("cache", "path")):
-        sub = getattr(config, section)
+    """The config as config.yaml records it: every path absolute (data, cache, a local model
+    file, the warm-start source), so a resume from another working directory reads the same
+    files. A validation file that is not there is the task's default the run fell back from
+    (a file the user names must exist): it is recorded as null, the synthetic set it used."""
+    updates: dict[str, object] = {}
+    for section, key in PATHS:
+        sub = updates.get(section) or getattr(config, section)
         value = getattr(sub, key)
-        if value and Path(value).exists() and not Path(value).is_absolute():
-            updates[section] = sub.model_copy(update={key: str(Path(value).resolve())})
-    source = config.init_from
-    if source and Path(source).exists() and not Path(source).is_absolute():
-        updates["init_from"] = str(Path(source).resolve())  # type: ignore[assignment]
+        fixed = _ABSOLUTE[(section, key)](value) if value else value
+        if fixed != value:
+            updates[section] = sub.model_copy(update={key: fixed})  # type: ignore[union-attr]
+    if config.init_from:
+        updates["init_from"] = _absolute(config.init_from)
     return config.model_copy(update=updates)
+
+
+def _absolute(path: str) -> str:
+    return str(Path(path).expanduser().resolve())
+
+
+def _absolute_model(spec: str) -> str:
+    kind, _, rest = spec.strip().partition(":")
+    if kind != "local" or not rest or rest == "smollm2" or rest.startswith("smollm2-"):
+        return spec
+    return f"local:{_absolute(rest)}"
+
+
+def _absolute_validation(path: str) -> str | None:
+    return _absolute(path) if Path(path).exists() else None
+
+
+_ABSOLUTE: dict[tuple[str, str], Callable[[str], str | None]] = {
+    ("harness", "real_data"): _absolute,
+    ("defences", "terminal_data"): _absolute,
+    ("cache", "path"): _absolute,
+    ("model", "spec"): _absolute_model,
+    ("validation", "data"): _absolute_validation,
+}
+
+
+def check_no_links(path: Path) -> None:
+    """Refuse a run directory whose run files or folders (or the files in its checkpoints/ and
+    best/) are symbolic links, or whose appended files (events.jsonl, the journals) are hard
+    links: a run writes through none of them."""
+    for p in _run_entries(path):
+        if p.is_symlink():
+            raise RunDirectoryError(
+                f"{p} is a symbolic link: nothing is written through a link in a run "
+                "directory. Remove it, or start a new run."
+            )
+        if p.suffix == ".jsonl" and p.is_file() and p.stat().st_nlink > 1:
+            raise RunDirectoryError(
+                f"{p} is a hard link: a run appends only to its own files. Remove it, or "
+                "start a new run."
+            )
+
+
+def _run_entries(path: Path) -> list[Path]:
+    entries = [path / name for name in RUN_FILES]
+    for folder in ("checkpoints", "best"):
+        sub = path / folder
+        if sub.is_dir() and not sub.is_symlink():
+            entries += sorted(sub.iterdir())
+    return entries
 
 
 def check_new_run_dir(path: Path) -> None:

@@ -99,13 +99,10 @@ def _resolve(
         instances = task.load(path)
         if cfg.limit:
             instances = spread(instances, cfg.limit)
-        warnings = check_references(task, instances, str(cfg.data))
+        source = str(path.resolve())  # the same in a run and in its resume (config.yaml)
+        warnings = check_references(task, instances, source)
         return ValidationSet(
-            instances,
-            str(cfg.data),
-            False,
-            f"validating on {len(instances)} from {cfg.data}",
-            warnings,
+            instances, source, False, f"validating on {len(instances)} from {source}", warnings
         )
     default = _default_data(task)
     if path is not None and cfg.data != default:

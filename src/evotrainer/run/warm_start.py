@@ -10,13 +10,17 @@ An earlier run of the same task (any model, any training corpus) hands over what
   run does not have are dropped and said so; its real share only when the earlier run trained on
   real meetings, else this run's configured share).
 
-Refused: another task, and a run that trained or selected on a test set (a file named like
-ami-dev or ICSI: they are where claims are tested, never where anything is chosen).
+Refused, before the new run's directory is made: another task, a run that trained or selected
+on a test set (a file named like ami-dev or ICSI: they are where claims are tested, never where
+anything is chosen), and an archive that is not plain data of the expected shape (an entry
+without a policy text or a harness, a string where a number belongs, JSON nested too deeply):
+the source is untrusted input, and its message names the file and the entry.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +52,15 @@ class WarmStart:
         }
 
 
+@dataclass(frozen=True)
+class Entry:
+    """One archived (policy, harness, s_val) pair of the source, checked."""
+
+    policy: PolicyGenome
+    harness: HarnessGenome
+    s_val: float | None
+
+
 def _config(run_dir: Path) -> dict[str, Any]:
     cfg_file = run_dir / "config.yaml"
     if not run_dir.is_dir() or not cfg_file.is_file():
@@ -57,8 +70,9 @@ def _config(run_dir: Path) -> dict[str, Any]:
         )
     try:
         data = yaml.safe_load(cfg_file.read_text(encoding="utf-8")) or {}
-    except (yaml.YAMLError, UnicodeDecodeError, OSError) as exc:
-        raise RunDirectoryError(f"--init-from {cfg_file}: not a readable config: {exc}") from None
+    except (yaml.YAMLError, UnicodeDecodeError, OSError, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else exc
+        raise RunDirectoryError(f"--init-from {cfg_file}: not a readable config: {why}") from None
     if not isinstance(data, dict):
         raise RunDirectoryError(f"--init-from {cfg_file}: not a config")
     return data
@@ -71,35 +85,92 @@ def _test_data_used(cfg: dict[str, Any]) -> list[str]:
         ("harness", "real_data"),
         ("defences", "terminal_data"),
     ):
-        value = (cfg.get(section) or {}).get(key)
+        part = cfg.get(section)
+        value = part.get(key) if isinstance(part, dict) else None
         if isinstance(value, str) and any(t in Path(value).name.lower() for t in TEST_SETS):
             used.append(f"{section}.{key}={value}")
     return used
 
 
-def _entries(run_dir: Path) -> list[dict[str, Any]]:
-    """Archived pairs, best first: the front, else the archive by s_val."""
+def _raw_entries(run_dir: Path) -> tuple[Any, str, bool]:
+    """The archived pairs as stored, the file they came from, and whether they are already
+    best first (the front is)."""
     front = run_dir / "front.json"
     if front.is_file():
         doc = json.loads(front.read_text(encoding="utf-8"))
         if isinstance(doc, dict) and isinstance(doc.get("front"), list) and doc["front"]:
-            return list(doc["front"])
+            return doc["front"], "front.json", True
     archive_file = run_dir / "archive.json"
     if archive_file.is_file():
-        entries = json.loads(archive_file.read_text(encoding="utf-8"))
-    else:
-        from evotrainer.run.checkpoint import load_latest
+        return json.loads(archive_file.read_text(encoding="utf-8")), "archive.json", False
+    from evotrainer.run.checkpoint import load_latest
 
-        state, _path, _warnings = load_latest(run_dir)
-        entries = state.get("outer", {}).get("archive") or []
-    return sorted(entries, key=lambda e: -(e.get("s_val") if e.get("s_val") is not None else -1.0))
+    state, path, _warnings = load_latest(run_dir)
+    outer = state.get("outer")
+    return (outer.get("archive") if isinstance(outer, dict) else None) or [], path.name, False
 
 
-def check_source(run_dir: Path, task_name: str) -> list[dict[str, Any]]:
+def _entries(run_dir: Path) -> list[Entry]:
+    """Archived pairs, best first: the front, else the archive by s_val."""
+    raw, where, ranked = _raw_entries(run_dir)
+    if not isinstance(raw, list):
+        raise ValueError(f"{where}: the archive is not a list")
+    entries = []
+    for i, item in enumerate(raw):
+        try:
+            entries.append(_entry(item))
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+            raise ValueError(f"{where}: entry {i} is not an archived pair: {exc}") from None
+    if ranked:
+        return entries
+    return sorted(entries, key=lambda e: -(e.s_val if e.s_val is not None else -1.0))
+
+
+def _entry(item: Any) -> Entry:
+    if not isinstance(item, dict):
+        raise TypeError(f"expected an object, got {type(item).__name__}")
+    return Entry(_policy(item.get("policy")), _harness(item.get("harness")), _s_val(item))
+
+
+def _policy(data: Any) -> PolicyGenome:
+    components = data.get("components") if isinstance(data, dict) else None
+    if not isinstance(components, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in components.items()
+    ):
+        raise TypeError("its policy needs components: an object of texts")
+    return PolicyGenome(components)  # ValueError without a 'system' text
+
+
+def _harness(data: Any) -> HarnessGenome:
+    if not isinstance(data, dict):
+        raise TypeError("its harness must be an object")
+    weights, mix = data.get("weights"), data.get("task_mix")
+    if not isinstance(weights, dict) or not all(map(_number, weights.values())):
+        raise TypeError("its harness weights must be an object of numbers")
+    if mix is not None and (not isinstance(mix, dict) or not all(map(_number, mix.values()))):
+        raise TypeError("its harness task_mix must be an object of numbers")
+    if not _number(data.get("difficulty")) or not _number(data.get("real_share", 0.0)):
+        raise TypeError("its harness difficulty and real_share must be numbers")
+    return HarnessGenome.from_json(data)
+
+
+def _s_val(item: dict[str, Any]) -> float | None:
+    s = item.get("s_val")
+    if s is not None and not _number(s):
+        raise TypeError(f"its s_val must be a number, got {s!r:.40}")
+    return None if s is None or not math.isfinite(s) else float(s)
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def check_source(run_dir: Path, task_name: str) -> list[Entry]:
     """Refuse a source that is not a usable earlier run (before any model loads); its
     archived pairs, best first."""
     cfg = _config(run_dir)
-    source_task = (cfg.get("task") or {}).get("name", "meetings")
+    task = cfg.get("task")
+    source_task = task.get("name", "meetings") if isinstance(task, dict) else "meetings"
     if source_task != task_name:
         raise RunDirectoryError(
             f"--init-from {run_dir}: that run is task {source_task!r}, this one {task_name!r}"
@@ -113,9 +184,10 @@ def check_source(run_dir: Path, task_name: str) -> list[dict[str, Any]]:
         )
     try:
         entries = _entries(run_dir)
-    except (OSError, ValueError, CheckpointError) as exc:
+    except (OSError, ValueError, CheckpointError, RecursionError) as exc:
+        why = "JSON nested too deeply" if isinstance(exc, RecursionError) else exc
         raise RunDirectoryError(
-            f"--init-from {run_dir}: its archive cannot be read: {exc}"
+            f"--init-from {run_dir}: its archive cannot be read: {why}"
         ) from None
     if not entries:
         raise RunDirectoryError(f"--init-from {run_dir}: its archive is empty (nothing validated)")
@@ -136,17 +208,17 @@ def load_warm_start(
     notes: list[str] = []
     policies: list[PolicyGenome] = []
     for e in entries:
-        p = PolicyGenome.from_json(e["policy"])
+        p = e.policy
         if p.id in {q.id for q in policies}:
             continue
-        s = e.get("s_val")
+        s = e.s_val
         note = f"warm start from {run_dir.name}: {p.id}" + (f" (s_val {s:.4f})" if s else "")
         policies.append(
             PolicyGenome(p.components, Lineage(operator="import", note=note), f"W{len(policies)}")
         )
         if len(policies) >= limit:
             break
-    h = HarnessGenome.from_json(entries[0]["harness"])
+    h = entries[0].harness
     weights = {k: v for k, v in h.weights.items() if k in components}
     dropped = sorted(set(h.weights) - set(weights))
     if dropped:
