@@ -224,6 +224,11 @@ def test_completeness_fallback_on_real_style_meetings() -> None:
     res = comp.score(Instance(id="t", payload=m), "- working design and components discussed", None)
     assert "salient words of the reference summary" in res.feedback and res.score > 0.5
     res = comp.score(Instance(id="t", payload=_meeting()), "- anything", None)
+    assert res.score == 0.0 and "salient words of the transcript" in res.feedback
+    res = comp.score(Instance(id="t", payload=_meeting()), "- the working design", None)
+    assert res.score > 0.0  # unlabelled: the transcript's own topics (tests/test_salience.py)
+    empty = _meeting(transcript=(Turn("A", "Um, okay."),))
+    res = comp.score(Instance(id="t", payload=empty), "- anything", None)
     assert res.score == 0.0 and "no ground truth" in res.feedback
 
 

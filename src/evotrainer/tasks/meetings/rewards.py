@@ -20,7 +20,9 @@ Components (``component_registry()``):
   word) is accepted; the validation metric (ROUGE on real references) is the external check.
   Real meetings have no ground-truth topics: the component then falls back to the share of the
   15 most salient content words of the reference summary found in the minutes (feedback says
-  so); with no summary either it scores 0 with feedback "no ground truth".
+  so); with no summary either (an unlabelled meeting) it is the share of the transcript's 15
+  most salient content words (salience.py: said often, by several speakers, not a filler); with
+  no transcript words either it scores 0 with feedback "no ground truth".
 - ``format`` (R2): 1 if the output has a title or heading AND >= 2 bullet points, else 0.
 - ``action_count`` (R3): 1 if the minutes list 2..5 action items, else 0.
 - ``owner_accuracy``: F1 of predicted action items against the ground truth. Each (predicted,
@@ -71,6 +73,7 @@ from evotrainer.tasks.meetings.parser import (
     parse_action_item,
     parse_minutes,
 )
+from evotrainer.tasks.meetings.salience import transcript_terms
 from evotrainer.tasks.meetings.schema import Meeting
 from evotrainer.types import ComponentScore, Instance
 
@@ -545,6 +548,7 @@ class _MeetingFeatures:
     shingles: frozenset[tuple[str, ...]]
     topic_terms: list[tuple[str, list[list[str]]]] = field(default_factory=list)
     summary_terms: list[str] = field(default_factory=list)
+    transcript_terms: list[str] = field(default_factory=list)  # only without the two above
     private: list[tuple[str, str]] = field(default_factory=list)  # (raw, normalised)
     aliases: dict[str, str] = field(default_factory=dict)
 
@@ -658,14 +662,20 @@ def _meeting_features(meeting: Meeting) -> _MeetingFeatures:
         item = normalise_private(s)
         if item:
             private.append((s, item))
+    topic_terms, summary_terms = _topic_terms(meeting), _summary_terms(meeting)
+    salient = []
+    if not topic_terms and not summary_terms:  # unlabelled: the transcript says what matters
+        turns = ((t.speaker, t.text) for t in meeting.transcript)
+        salient = transcript_terms(turns, tokens, stem, STOPWORDS | MINUTES_VOCAB)
     f = _MeetingFeatures(
         words=len(text.split()) - len(meeting.transcript),
         lower_tokens=frozenset(toks),
         stems=frozenset(stem(t) for t in toks),
         numbers=frozenset(numbers),
         shingles=frozenset(tuple(toks[i : i + 5]) for i in range(max(0, len(toks) - 4))),
-        topic_terms=_topic_terms(meeting),
-        summary_terms=_summary_terms(meeting),
+        topic_terms=topic_terms,
+        summary_terms=summary_terms,
+        transcript_terms=salient,
         private=private,
         aliases=_aliases(meeting),
     )
@@ -747,16 +757,21 @@ class Completeness(_Component):
                 fb += f"; missing: {_short(missing, 4)}"
             return ComponentScore(self.name, len(covered) / n, fb)
         if mf.summary_terms:
-            found = [w for w in mf.summary_terms if has_word(w, vocab)]
-            miss = [w for w in mf.summary_terms if w not in found]
-            fb = (
-                f"no ground-truth topics: covered {len(found)}/{len(mf.summary_terms)} salient "
-                "words of the reference summary"
+            return self._words(
+                mf.summary_terms, vocab, "no ground-truth topics", "reference summary"
             )
-            if miss:
-                fb += f"; missing: {_short(miss, 5)}"
-            return ComponentScore(self.name, len(found) / len(mf.summary_terms), fb)
+        if mf.transcript_terms:
+            return self._words(mf.transcript_terms, vocab, "unlabelled meeting", "transcript")
         return ComponentScore(self.name, 0.0, "no ground truth (no topics, no reference summary)")
+
+    def _words(self, terms: list[str], vocab: Any, why: str, where: str) -> ComponentScore:
+        """The share of ``terms`` (salient words of the ``where``) the minutes hold."""
+        found = [w for w in terms if has_word(w, vocab)]
+        miss = [w for w in terms if w not in found]
+        fb = f"{why}: covered {len(found)}/{len(terms)} salient words of the {where}"
+        if miss:
+            fb += f"; missing: {_short(miss, 5)}"
+        return ComponentScore(self.name, len(found) / len(terms), fb)
 
 
 # --------------------------------------------------------------------------------------------
