@@ -12,13 +12,21 @@ backend serves ``model.concurrency`` requests at once, e.g. to the vLLM server o
 Ray is imported only here, and only when ``runner: ray`` is chosen (``pip install
 'evotrainer[ray]'``). ``ray.init(address=...)`` takes ``ray.address``, else ``$RAY_ADDRESS``,
 else starts a local Ray instance.
+
+Shutdown: ``close()`` stops the workers and, when this pool started or connected Ray itself, shuts
+Ray down; it also runs at exit, before Ray's own exit handler. No Ray call is made once Ray is
+shut down (every Ray API would start a new local instance then, and the process would never
+exit), nor from ``__del__`` while the interpreter is exiting.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
+import sys
 import threading
+import weakref
 from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
@@ -98,7 +106,9 @@ class RayPoolLLM(BaseLLM):
                 "runner: ray needs Ray: pip install 'evotrainer[ray]' (or pip install ray)"
             ) from exc
         self._ray = ray
-        if not ray.is_initialized():
+        self.workers: list[Any] = []
+        self._owns_ray = not ray.is_initialized()  # then close() shuts Ray down
+        if self._owns_ray:
             address = ray_cfg.address or os.environ.get("RAY_ADDRESS") or None
             kwargs: dict[str, Any] = {"ignore_reinit_error": True, "log_to_driver": False}
             if ray_cfg.runtime_env:
@@ -109,6 +119,8 @@ class RayPoolLLM(BaseLLM):
                 ray.init(address=address, **kwargs)
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 raise ConfigError(f"ray.init(address={address!r}) failed: {exc}") from exc
+        # registered after ray.init, so it runs before Ray's own exit handler (atexit is LIFO)
+        atexit.register(_close_at_exit, weakref.ref(self))
         per_worker = model.concurrency if model.spec.startswith("openai:") else 1
         options: dict[str, Any] = {
             "num_cpus": ray_cfg.num_cpus,
@@ -125,6 +137,7 @@ class RayPoolLLM(BaseLLM):
         try:
             self.info = ray.get([w.describe.remote() for w in self.workers], timeout=600)
         except Exception as exc:  # noqa: BLE001 - a worker that cannot build its backend
+            self.close()
             raise LLMError(f"Ray workers could not start their backend: {exc}") from exc
         first = self.info[0]
         self.model_id = str(first["model_id"])
@@ -183,12 +196,28 @@ class RayPoolLLM(BaseLLM):
         }
 
     def close(self) -> None:
-        """Stop the workers (they also stop when this pool is garbage-collected, or with the
-        driver process)."""
-        for w in getattr(self, "workers", []):
-            with contextlib.suppress(Exception):  # already gone, or Ray shut down
+        """Stop the workers, and shut Ray down when this pool started it (or connected to it).
+        Safe to call twice; a no-op once Ray is shut down."""
+        self._stop_workers()
+        if getattr(self, "_owns_ray", False) and self._ray.is_initialized():
+            self._ray.shutdown()
+        self._owns_ray = False
+
+    def _stop_workers(self) -> None:
+        workers, self.workers = getattr(self, "workers", []), []
+        if not workers or not self._ray.is_initialized():
+            return  # Ray is shut down, and its workers with it: any Ray call would restart it
+        for w in workers:
+            with contextlib.suppress(Exception):  # already gone
                 self._ray.kill(w)
-        self.workers = []
 
     def __del__(self) -> None:
-        self.close()
+        # a pool dropped during a run frees its workers; at interpreter exit close() has run
+        if not sys.is_finalizing() and hasattr(self, "_ray"):
+            self._stop_workers()
+
+
+def _close_at_exit(ref: weakref.ref[RayPoolLLM]) -> None:
+    pool = ref()
+    if pool is not None:
+        pool.close()
