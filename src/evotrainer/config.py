@@ -30,6 +30,8 @@ from pydantic import (
 from evotrainer.errors import ConfigError
 
 DEFAULT_TASK = "meetings"
+MAX_VARIANTS = 1000  # harness variants per outer step (CMA-ES's population size)
+MAX_YAML_VALUES = 100_000  # a config holds hundreds; more comes from an alias bomb
 
 
 class _Strict(BaseModel):
@@ -202,7 +204,12 @@ class OuterConfig(_Strict):
         description="an outer step every N inner generations (outer loop off: a validation of "
         "the best policy, to track s_val)",
     )
-    variants: int = Field(3, ge=1, description="harness variants proposed per outer step")
+    variants: int = Field(
+        3,
+        ge=1,
+        le=MAX_VARIANTS,
+        description="harness variants proposed per outer step (CMA-ES: its population size)",
+    )
     include_incumbent: bool = Field(
         True, description="also trial the unchanged harness, so change must earn its place"
     )
@@ -621,10 +628,55 @@ def _format_errors(exc: ValidationError, source: str) -> str:
     return f"invalid config ({source}):\n  " + "\n  ".join(lines)
 
 
+def load_yaml(text: str, source: str) -> Any:
+    """``yaml.safe_load`` for configs: ConfigError naming ``source`` for text that is not YAML,
+    and for YAML that would blow up once used (an alias bomb, a value that contains itself):
+    ``check_yaml_size``."""
+    try:
+        data = yaml.safe_load(text)
+    except (yaml.YAMLError, ValueError, RecursionError) as exc:
+        raise ConfigError(f"{source}: not valid YAML: {exc}") from None
+    check_yaml_size(data, source)
+    return data
+
+
+def check_yaml_size(value: Any, source: str) -> None:
+    """Refuse a loaded YAML value that aliases expand to more than MAX_YAML_VALUES values, or
+    that refers to itself. PyYAML shares an anchored value between its aliases, so loading is
+    quick, but whatever later copies or serialises the config (a run's config.yaml, the cache
+    key of ``model.extra_body``) would expand it without end. Counted once per distinct value."""
+    sizes: dict[int, int] = {}
+    open_: set[int] = set()
+
+    def size(v: Any) -> int:
+        if not isinstance(v, dict | list):
+            return 1
+        if id(v) in sizes:
+            return sizes[id(v)]
+        if id(v) in open_:
+            raise ConfigError(f"{source}: a YAML alias refers to itself (*alias inside &anchor)")
+        open_.add(id(v))
+        parts = [*v.keys(), *v.values()] if isinstance(v, dict) else v
+        n = 1 + sum(size(x) for x in parts)
+        open_.discard(id(v))
+        if n > MAX_YAML_VALUES:
+            raise ConfigError(
+                f"{source}: the YAML expands through its aliases (&anchor / *alias) to more "
+                f"than {MAX_YAML_VALUES:,} values; a config needs far fewer (an alias bomb?)"
+            )
+        sizes[id(v)] = n
+        return n
+
+    try:
+        size(value)
+    except RecursionError:
+        raise ConfigError(f"{source}: the YAML is nested too deeply") from None
+
+
 def _parse_value(raw: str) -> Any:
     try:
         return yaml.safe_load(raw)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ValueError, RecursionError):
         return raw
 
 
@@ -633,7 +685,9 @@ def apply_override(data: dict[str, Any], assignment: str) -> None:
     if "=" not in assignment:
         raise ConfigError(f"--set expects key=value, got {assignment!r}")
     key, raw = assignment.split("=", 1)
-    set_value(data, key, _parse_value(raw))
+    value = _parse_value(raw)
+    check_yaml_size(value, f"--set {key.strip()}")
+    set_value(data, key, value)
 
 
 def set_value(data: dict[str, Any], key: str, value: Any) -> None:
@@ -672,9 +726,10 @@ def load_config(
         if not p.is_file():
             raise ConfigError(f"config file not found: {p}")
         try:
-            loaded = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-        except (yaml.YAMLError, UnicodeDecodeError, ValueError) as exc:
+            text = p.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
             raise ConfigError(f"{p}: not valid YAML: {exc}") from None
+        loaded = load_yaml(text, str(p)) or {}
         if not isinstance(loaded, dict):
             raise ConfigError(f"{p}: the top level must be a mapping of sections")
         data, source = loaded, str(p)

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+MAX_POPSIZE = 10_000  # outer.variants is at most 1000; a larger one is a crafted checkpoint
+
 
 class CMAES:
     def __init__(
@@ -29,7 +31,7 @@ class CMAES:
         upper: float = 1.0,
     ) -> None:
         self.n = len(x0)
-        self.lam = max(2, int(popsize))
+        self.lam = max(2, _popsize(popsize))
         self.lower, self.upper = float(lower), float(upper)
         self.mean = np.asarray(x0, dtype=float)
         self.sigma = float(sigma)
@@ -137,6 +139,17 @@ class CMAES:
         if not (math.isfinite(es.sigma) and es.sigma > 0 and np.isfinite(es.C).all()):
             raise ValueError("malformed CMA-ES state: sigma and C must be finite")
         return es
+
+
+def _popsize(value: Any) -> int:
+    """The population size as an int; ValueError when it is not a whole number or so large that
+    the points asked would not fit in memory."""
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        raise ValueError(f"CMA-ES popsize must be a whole number, not {value!r}")
+    n = int(value)
+    if n > MAX_POPSIZE:
+        raise ValueError(f"CMA-ES popsize {n} is larger than {MAX_POPSIZE} (outer.variants)")
+    return n
 
 
 def _floats(values: Any, n: int | None = None) -> list[float]:
