@@ -455,3 +455,117 @@ def test_ratings_that_disagree_with_rouge_change_the_harness_choice(tmp_path):
         },
     }
     (artifacts / "human_example.json").write_text(json.dumps(doc, indent=2))
+
+
+# -- hostile requests and damaged files (issue 33) ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["attacker.example.com", "attacker.example.com:8765", "127.0.0.1.nip.io", "localhost.evil"],
+)
+def test_without_a_token_a_foreign_host_header_is_refused(styled_run, host):
+    """DNS rebinding: a page on another site whose name now resolves to 127.0.0.1 reaches the
+    server with its own name in the Host header; it gets no transcript and cannot rate."""
+    client = _app(styled_run).test_client()
+    for resp in (
+        client.get("/", headers={"Host": host}),
+        client.get("/scores", headers={"Host": host}),
+        client.post("/rate", data={"choice": "A"}, headers={"Host": host}),
+    ):
+        page = unescape(resp.data.decode())
+        assert resp.status_code == 403 and "not addressed to this review server" in page
+        assert "minutes-a" not in page and "syn-" not in page
+
+
+@pytest.mark.parametrize(
+    "host", ["localhost", "localhost:8765", "127.0.0.1:8765", "[::1]:8765", "LOCALHOST.:1"]
+)
+def test_loopback_host_headers_are_served(styled_run, host):
+    resp = _app(styled_run).test_client().get("/", headers={"Host": host})
+    assert resp.status_code == 200
+
+
+def test_the_host_it_is_bound_to_is_served_and_a_token_guards_the_rest(styled_run):
+    bound = _app(styled_run, host="10.1.2.3").test_client()
+    assert bound.get("/", headers={"Host": "10.1.2.3:8765"}).status_code == 200
+    assert bound.get("/", headers={"Host": "evil.example"}).status_code == 403
+    # with an access token the token is what guards the page (a rebound name has no token)
+    guarded = _app(styled_run, host="0.0.0.0", access_token="s3cret").test_client()
+    assert guarded.get("/", headers={"Host": "review.lan"}).status_code == 403
+    assert guarded.get("/?token=s3cret", headers={"Host": "review.lan"}).status_code == 200
+
+
+def test_the_served_page_checks_the_host_header(styled_run):
+    """The same through waitress on a real socket, as a browser would send it."""
+    import http.client
+
+    from evotrainer.review.server import make_server
+
+    server, url, access = make_server(styled_run, "127.0.0.1", 0, None)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        port = int(url.rstrip("/").rsplit(":", 1)[1])
+        statuses = {}
+        for host in ("attacker.example.com", f"127.0.0.1:{port}"):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            conn.request("GET", "/", headers={"Host": host})
+            statuses[host] = conn.getresponse().status
+            conn.close()
+    finally:
+        server.close()
+    assert access is None
+    assert statuses == {"attacker.example.com": 403, f"127.0.0.1:{port}": 200}
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "[1, 2, 3]",
+        '{"instance_id": "x"}',
+        '[{"output": "no id"}, "text", null, [1]]',
+        '[{"instance_id": ["a"], "output": 5}]',
+        "not json",
+    ],
+)
+def test_a_malformed_best_validation_file_never_breaks_the_page(styled_run, tmp_path, content):
+    run = _copy_run(styled_run, tmp_path)
+    (run / "best" / "validation.json").write_text(content)
+    client = _app(run).test_client()
+    for path in ("/", "/scores"):
+        resp = client.get(path)
+        assert resp.status_code == 200, resp.data.decode()[:2000]
+
+
+def test_a_corrupt_ratings_file_is_a_clear_page_not_a_server_error(styled_run, tmp_path):
+    run = _copy_run(styled_run, tmp_path)
+    client = _app(run).test_client()
+    token = _token(_page(client)[1])
+    (run / "ratings.sqlite").write_bytes(b"not a database" * 100)
+    for resp in (
+        client.get("/"),
+        client.get("/scores"),
+        client.get("/health"),
+        client.post("/rate", data={"pair": token, "choice": "A"}),
+    ):
+        page = unescape(resp.data.decode())
+        assert resp.status_code == 503, page[:2000]
+        assert "not a readable ratings file" in page and "move it aside" in page
+
+
+def test_a_busy_port_is_named_as_such(styled_run):
+    import socket
+
+    from typer.testing import CliRunner
+
+    from evotrainer.cli import app
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        res = CliRunner().invoke(app, ["review", str(styled_run), "--port", str(port)])
+    assert res.exit_code == 2 and isinstance(res.exception, SystemExit)
+    assert f"127.0.0.1:{port}" in res.output and "in use" in res.output
+    assert "read or write a file" not in res.output

@@ -9,12 +9,18 @@ takes the pair from the token, never from the form, so a submission cannot name 
 policies; an altered, foreign or expired token is refused; a token already used is refused by
 the ratings file's UNIQUE nonce (a replay, a double click, a second tab). Every refusal is a
 page that says what happened and links to the next pair.
+
+Without an access token (the default on the loopback) the server answers only requests addressed
+to it: the Host header must name a loopback address, ``localhost`` or the address it is bound to.
+A page elsewhere whose own name is made to resolve to 127.0.0.1 (DNS rebinding) sends its own
+name and is refused, so it can neither read a transcript nor rate.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hmac
+import ipaddress
 import random
 import secrets
 import time
@@ -48,14 +54,45 @@ class Refused(Exception):
         self.status, self.title, self.message = status, title, message
 
 
+def host_name(header: str) -> str:
+    """The host of a Host header, without port, brackets or a final dot, lower-cased."""
+    name = header.strip().lower()
+    if name.startswith("["):
+        name = name[1:].partition("]")[0]
+    elif name.count(":") == 1:
+        name = name.partition(":")[0]
+    return name.rstrip(".")
+
+
+def _ip(name: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(name)
+    except ValueError:
+        return None
+
+
+def addressed_here(header: str, bound: str) -> bool:
+    """Whether a Host header names this server: a loopback address, ``localhost``, the address
+    it is bound to, or, bound to every interface, any IP address (a rebinding attack needs a
+    name of its own; an address cannot be made to point elsewhere)."""
+    name, bound = host_name(header), host_name(bound)
+    ip, bound_ip = _ip(name), _ip(bound)
+    if name in ("localhost", bound) or (ip is not None and ip.is_loopback):
+        return True
+    return ip is not None and bound_ip is not None and bound_ip.is_unspecified
+
+
 def create_app(
     run_dir: Path,
     access_token: str | None = None,
     rng: random.Random | None = None,
     max_age_s: int = PAIR_MAX_AGE_S,
+    host: str = "127.0.0.1",
 ) -> Flask:
     """The review app for one run directory. ``access_token``: required on every request
-    (``?token=`` once, then a cookie); ``rng``: the pair draws (tests pass a seeded one)."""
+    (``?token=`` once, then a cookie); ``rng``: the pair draws (tests pass a seeded one);
+    ``host``: the address the server is bound to (without a token, requests must name it, or a
+    loopback name, in their Host header)."""
     source = ReviewSource(Path(run_dir))
     store = RatingStore(source.path)
     pick = rng or random.SystemRandom()
@@ -66,7 +103,7 @@ def create_app(
     @app.before_request
     def _check_access() -> Any:
         if access_token is None:
-            return None
+            return _check_host()
         given = request.args.get("token") or request.cookies.get(COOKIE) or ""
         if not hmac.compare_digest(given.encode(), access_token.encode()):
             return _refusal(
@@ -79,6 +116,21 @@ def create_app(
             )
         g.set_token_cookie = request.args.get("token") is not None
         return None
+
+    def _check_host() -> Any:
+        given = request.headers.get("Host", "")
+        if addressed_here(given, host):
+            return None
+        return _refusal(
+            Refused(
+                403,
+                "Unknown host",
+                f"The request was not addressed to this review server (Host: "
+                f"{host_name(given)[:100]!r}; it answers to localhost, the loopback addresses "
+                f"and {host!r}), so nothing is shown: a page on another site may be trying to "
+                "reach it. Open the address the server printed.",
+            )
+        )
 
     @app.after_request
     def _headers(resp: Any) -> Any:
@@ -94,6 +146,10 @@ def create_app(
     def _refused(exc: Refused) -> Any:
         return _refusal(exc)
 
+    @app.errorhandler(EvoTrainerError)
+    def _unreadable(exc: EvoTrainerError) -> Any:  # e.g. a damaged ratings file
+        return _refusal(Refused(503, "Cannot read the run's files", str(exc)))
+
     @app.errorhandler(413)
     def _too_large(_exc: Any) -> Any:
         return _refusal(Refused(413, "Submission too large", "The form was larger than 64 KB."))
@@ -106,8 +162,8 @@ def create_app(
 
     @app.get("/")
     def review() -> Any:
+        ratings = store.all()  # a damaged ratings file: the EvoTrainerError page
         try:
-            ratings = store.all()
             pair = source.next_pair(ratings, pick)
         except EvoTrainerError as exc:
             return _refusal(Refused(503, "Nothing to review yet", str(exc)))

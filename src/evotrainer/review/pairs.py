@@ -23,9 +23,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from evotrainer.config import config_from_dict
+from evotrainer.config import config_from_dict, load_yaml
 from evotrainer.errors import CheckpointError, EvoTrainerError
 from evotrainer.evaluation.objectives import MetaObjective
 from evotrainer.review.store import Rating
@@ -48,8 +46,9 @@ class ReviewSource:
             raise EvoTrainerError(
                 f"{self.path} is not a run directory (no config.yaml): give the --run-dir of a run"
             )
-        data = yaml.safe_load((self.path / "config.yaml").read_text(encoding="utf-8")) or {}
-        self.cfg = config_from_dict(data, str(self.path / "config.yaml"))
+        source = str(self.path / "config.yaml")
+        data = load_yaml((self.path / "config.yaml").read_text(encoding="utf-8"), source) or {}
+        self.cfg = config_from_dict(data, source)
         self.rows: dict[str, dict[str, dict[str, Any]]] = {}  # policy -> meeting -> row
         self.selection: list[str] = []
         self.candidates: list[str] = []
@@ -76,15 +75,15 @@ class ReviewSource:
             raise EvoTrainerError(f"nothing to review yet: {exc}") from None
         self.selection = list((state.get("validation_ids") or {}).get("selection") or [])
         rows = {
-            pid: {str(r["instance_id"]): r for r in v.get("per_instance") or []}
+            str(pid): _by_instance(v.get("per_instance") if isinstance(v, dict) else None)
             for pid, v in (state.get("validation_memo") or {}).items()
         }
-        archive = list((state.get("outer") or {}).get("archive") or [])
-        archive += _json_list(self.path / "archive.json")
-        best_rows = _json_list(self.path / "best" / "validation.json")
+        archive = [e for e in (state.get("outer") or {}).get("archive") or [] if _entry(e)]
+        archive += [e for e in _json_list(self.path / "archive.json") if _entry(e)]
+        best_rows = _by_instance(_json_list(self.path / "best" / "validation.json"))
         best = _json(self.path / "best" / "policy.json")
         if best_rows and isinstance(best, dict) and best.get("id"):
-            rows[str(best["id"])] = {str(r["instance_id"]): r for r in best_rows}
+            rows[str(best["id"])] = best_rows
         complete = {pid for pid, r in rows.items() if all(m in r for m in self.selection)}
         meta = MetaObjective(self.cfg.meta.model_copy(update={"selection": "weighted"}))
         ranked = sorted(
@@ -170,3 +169,20 @@ def _json(path: Path) -> Any:
 def _json_list(path: Path) -> list[Any]:
     doc = _json(path)
     return doc if isinstance(doc, list) else []
+
+
+def _by_instance(rows: Any) -> dict[str, dict[str, Any]]:
+    """Validation rows by instance id; anything that is not a row with an id (a damaged or
+    hand-edited file) is left out instead of breaking the page."""
+    if not isinstance(rows, list):
+        return {}
+    return {
+        str(r["instance_id"]): r
+        for r in rows
+        if isinstance(r, dict) and isinstance(r.get("instance_id"), str | int)
+    }
+
+
+def _entry(e: Any) -> bool:
+    """An archive entry the ranking can use: a dict with a policy that has an id."""
+    return isinstance(e, dict) and isinstance(e.get("policy"), dict) and "id" in e["policy"]

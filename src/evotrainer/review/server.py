@@ -8,6 +8,7 @@ is printed in the address to share).
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import secrets
 from collections.abc import Callable
@@ -49,11 +50,24 @@ def make_server(
     except ImportError:
         raise ConfigError(f"evotrainer review needs Flask and waitress: {REVIEW_HINT}") from None
     access = access_token_for(host, token)
-    app = create_app(run_dir, access_token=access)
-    server = create_server(app, host=host, port=port, threads=8, ident="evotrainer-review")
+    app = create_app(run_dir, access_token=access, host=host)
+    try:
+        server = create_server(app, host=host, port=port, threads=8, ident="evotrainer-review")
+    except OSError as exc:
+        raise ConfigError(_cannot_listen(host, port, exc)) from None
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{server.effective_port}/"  # type: ignore[union-attr]
     return server, url, access
+
+
+def _cannot_listen(host: str, port: int, exc: OSError) -> str:
+    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    if exc.errno == errno.EADDRINUSE:
+        return (
+            f"cannot serve the review page on {where}: the port is in use by another program; "
+            "choose another with --port (--port 0 picks a free one)"
+        )
+    return f"cannot serve the review page on {where} (--host, --port): {exc.strerror or exc}"
 
 
 def serve(
