@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from datetime import datetime
@@ -9,15 +10,16 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from evotrainer.errors import DataError, EvoTrainerError
 from evotrainer.run.console import NOUNS
+from evotrainer.terminal import SafeConsole, printable
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
-err = Console(stderr=True)
-out = Console()
+# every string they print has its control characters written out (terminal.py)
+err = SafeConsole(stderr=True)
+out = SafeConsole()
 
 ModelOpt = Annotated[
     str | None,
@@ -32,19 +34,27 @@ TaskOpt = Annotated[
 ]
 
 
-def _fail(exc: Exception, hint: str = "") -> None:
+def _fail(exc: Exception, hint: str = "", where: Path | None = None) -> None:
+    """Print ``exc`` as one error paragraph and exit 2; ``where``: the folder the command
+    works in, named when an OSError names no file."""
     from rich.text import Text
 
-    msg = str(exc) if not isinstance(exc, OSError) else _os_error(exc)
-    err.print(Text("error: ", style="red") + Text(msg + hint), soft_wrap=True, highlight=False)
+    msg = str(exc) if not isinstance(exc, OSError) else _os_error(exc, where)
+    text = Text("error: ", style="red") + Text(printable(msg + hint))
+    err.print(text, soft_wrap=True, highlight=False)
     raise typer.Exit(2)
 
 
-def _os_error(exc: OSError) -> str:
+def _os_error(exc: OSError, where: Path | None = None) -> str:
     """A file-system error (disk full, permission denied, a file where a folder should be ...)
-    as one line naming the file."""
-    where = f" ({exc.filename})" if exc.filename else ""
-    return f"cannot read or write a file{where}: {exc.strerror or exc}"
+    as one line naming the file, else the folder being worked in; an error that is not about
+    a file (e.g. a socket's) is not called one."""
+    reason = exc.strerror or str(exc)
+    if exc.filename:
+        return f"cannot read or write a file ({exc.filename}): {reason}"
+    if where is not None:
+        return f"cannot read or write a file in {where} (the system did not say which): {reason}"
+    return f"{reason} (error {exc.errno})" if exc.errno else reason
 
 
 def _overrides(
@@ -166,7 +176,7 @@ def run(
         result = co.run(rd)
         _conclude(co, result, as_json, cfg.report)
     except (EvoTrainerError, OSError) as exc:
-        _fail(exc, _resume_hint(exc, rd))
+        _fail(exc, _resume_hint(exc, rd), where=rd)
 
 
 def _resume_hint(exc: Exception, run_dir: Path | None) -> str:
@@ -211,7 +221,7 @@ def resume(
         result = co.run(path)
         _conclude(co, result, as_json, co.cfg.report)
     except (EvoTrainerError, OSError) as exc:
-        _fail(exc, _resume_hint(exc, run_dir))
+        _fail(exc, _resume_hint(exc, run_dir), where=run_dir)
 
 
 @app.command()
@@ -266,7 +276,14 @@ def generate(
 
     gen = MeetingGenerator(hostile_share=hostile_share)
     instances = gen.sample(n, difficulty, random.Random(seed))
-    save_meetings(out_file, [i.payload for i in instances])
+    try:
+        if out_file.is_dir():
+            raise DataError(f"--out {out_file}: is a directory; give a file name (JSONL)")
+        save_meetings(out_file, [i.payload for i in instances])
+    except OSError as exc:
+        _fail(DataError(f"--out {out_file}: cannot write it: {exc.strerror or exc}"))
+    except DataError as exc:
+        _fail(exc)
     words = sum(i.payload.word_count for i in instances) / len(instances)
     out.print(
         f"wrote {n} meetings to {out_file} (L={difficulty}, mean {words:.0f} words)", markup=False
@@ -274,30 +291,62 @@ def generate(
 
 
 def _policy_text(prompt: str, seeds: dict[str, str]) -> str:
-    """Policy text from --prompt: text, a file holding it, or seed:NAME (the task's seeds)."""
+    """Policy text from --prompt. The rule: ``seed:NAME`` is one of the task's seeds; a value
+    that names an existing file is that file's text; a value that looks like a file name (one
+    line of one word, or ending in an extension such as .txt or .md) but names no file is an
+    error; anything else is the policy text itself."""
     if prompt.startswith("seed:"):
         name = prompt.removeprefix("seed:")
         if name not in seeds:
             raise EvoTrainerError(f"--prompt {prompt}: known seeds are {sorted(seeds)}")
         return seeds[name]
-    path = Path(prompt)
-    if path.is_file():
+    kind = _path_kind(prompt)
+    if kind == "file":
         try:
-            text = path.read_text(encoding="utf-8")
+            text = Path(prompt).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise DataError(f"--prompt {prompt}: cannot read the file: {exc}") from None
         if not text.strip():
             raise DataError(f"--prompt {prompt}: the file is empty")
         return text
-    if path.exists():
+    if kind == "other":
         raise DataError(f"--prompt {prompt}: not a file")
-    if not prompt.strip() or len(prompt.split()) == 1:
-        # policy text has spaces; one word (e.g. prompt.txt) is a file name that is not there
+    if not prompt.strip():
+        raise DataError("--prompt: the policy text is empty")
+    if _looks_like_a_file_name(prompt):
         raise DataError(
-            f"--prompt {prompt!r}: no such file. Give policy text (several words), a file that "
+            f"--prompt {prompt!r}: no such file (a value of one word or ending in a file "
+            "extension is read as a file name). Give policy text (several words), a file that "
             "holds it, or seed:A|B|C."
         )
     return prompt
+
+
+def _path_kind(value: str) -> str | None:
+    """``file``, ``other`` (a directory ...) or None when ``value`` names nothing: policy text
+    longer than a file name may be (ENAMETOOLONG) or holding a NUL names nothing."""
+    try:
+        path = Path(value)
+        if path.is_file():
+            return "file"
+        return "other" if path.exists() else None
+    except (OSError, ValueError):
+        return None
+
+
+_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")
+NAME_MAX, PATH_MAX = 255, 4096  # bytes in a file name and in a path (Linux)
+
+
+def _looks_like_a_file_name(value: str) -> bool:
+    """One line that a path may be (no part over NAME_MAX bytes) of one word or ending in an
+    extension: ``prompt.txt``, ``my prompt.txt``, ``prompts/best``."""
+    one_line = value.strip()
+    if "\n" in one_line or len(one_line.encode()) > PATH_MAX:
+        return False
+    if any(len(part.encode()) > NAME_MAX for part in one_line.split("/")):
+        return False
+    return len(one_line.split()) == 1 or _EXTENSION.search(one_line) is not None
 
 
 @app.command("eval")
@@ -365,7 +414,7 @@ def eval_(
         _fail(exc)
         return
     keys = task.validation_metric().keys
-    title = escape(f"{data.name}: {len(instances)} instances, truncation {trunc}")
+    title = _cell(f"{data.name}: {len(instances)} instances, truncation {trunc}")
     if len(policies) == 1:
         res = results[policies[0].id]
         table = Table(title=title)
@@ -374,7 +423,7 @@ def eval_(
             table.add_column(k, justify="right")
         for row in res.per_instance:
             table.add_row(
-                escape(row["instance_id"] + (" *" if row["truncated"] else "")),
+                _cell(row["instance_id"] + (" *" if row["truncated"] else "")),
                 *("-" if row.get(k) is None else f"{row[k]:.3f}" for k in keys),
             )
         table.add_row("[bold]mean", *(_fmt(res.aggregates.get(k)) for k in keys))
@@ -387,7 +436,7 @@ def eval_(
         for p in policies:
             res = results[p.id]
             table.add_row(
-                escape(p.name[:40]),
+                _cell(p.name[:40]),
                 f"{res.s_val:.3f}",
                 *(_fmt(res.aggregates.get(k)) for k in keys),
             )
@@ -441,6 +490,14 @@ def eval_(
         _fail(DataError(f"--out {out_file}: cannot write it: {exc.strerror or exc}"))
     if n_total and n_failed == n_total:
         _fail(DataError(f"every answer failed ({n_failed} of {n_total}): the scores mean nothing"))
+
+
+def _cell(text: str) -> str:
+    """Text from the data in a table: markup escaped, control characters written out (a table
+    is not a string, so SafeConsole cannot do it)."""
+    from rich.markup import escape
+
+    return escape(printable(text))
 
 
 def _fmt(x: float | None) -> str:

@@ -3,7 +3,9 @@ the harness (L, real share and weights), LLM calls/tokens and ETA; one line per 
 harness trial, validation round and rollback, and the confirmation at the end.
 
 Everything that comes from the run (model answers quoted in a verdict, file names, messages,
-policy ids) is escaped before it reaches rich, so text such as ``[/b]`` prints as it is."""
+policy ids) is escaped before it reaches rich, so text such as ``[/b]`` prints as it is, and every
+line goes through ``terminal.printable``, so control sequences in it are written out, never
+obeyed."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from evotrainer.run import events as ev
+from evotrainer.terminal import SafeConsole, printable
 
 
 def _num(x: float | None) -> str:
@@ -30,7 +33,7 @@ def _harness(h: dict[str, Any]) -> str:
 
 
 def _e(value: Any) -> str:
-    return escape(str(value))
+    return escape(printable(str(value)))
 
 
 NOUNS = {"meetings": "meetings", "code": "problems"}
@@ -38,7 +41,7 @@ NOUNS = {"meetings": "meetings", "code": "problems"}
 
 class ConsoleProgress:
     def __init__(self, console: Console | None = None) -> None:
-        self.console = console or Console(stderr=True)
+        self.console = console or SafeConsole(stderr=True)
         self.progress: Progress | None = None
         self.task_id: Any = None
         self.noun = "meetings"  # what the task's instances are called (set at run_started)
@@ -60,7 +63,7 @@ class ConsoleProgress:
 
     def __call__(self, event: ev.Event) -> None:
         d = event.data
-        p = self.console.print
+        p = self._print
         if event.type == ev.RUN_STARTED:
             task = (d.get("config") or {}).get("task") or {}
             self.noun = NOUNS.get(str(task.get("name", "meetings")), "instances")
@@ -139,7 +142,10 @@ class ConsoleProgress:
 
     def _line(self, text: str) -> None:
         """A plain line (no markup: run text prints as it is)."""
-        self.console.print(text, markup=False, highlight=False, soft_wrap=True)
+        self._print(text, markup=False, highlight=False, soft_wrap=True)
+
+    def _print(self, text: str, **kwargs: Any) -> None:
+        self.console.print(printable(text), **kwargs)
 
     def close(self) -> None:
         if self.progress is not None:
