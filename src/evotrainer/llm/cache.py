@@ -48,7 +48,9 @@ def request_key(model_id: str, messages: Sequence[Message], params: SamplingPara
         sort_keys=True,
         ensure_ascii=False,
     )
-    return hashlib.sha256(payload.encode()).hexdigest()
+    # surrogatepass: a lone surrogate (model text, a transcript read by a plug-in) gets a key
+    # of its own instead of an UnicodeEncodeError; valid text encodes as plain UTF-8
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 LOCK_TIMEOUT_S = 30.0  # how long to wait for another process's write lock on the cache
@@ -112,7 +114,7 @@ class ResponseCache:
             with self._lock:
                 self._db.execute(
                     "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?)",
-                    (key, model_id, json.dumps(data, ensure_ascii=False), time.time()),
+                    (key, model_id, json.dumps(data), time.time()),  # ASCII: any text fits
                 )
                 self._db.commit()
         except sqlite3.Error as exc:

@@ -6,10 +6,11 @@ Real calls are always explicit: nothing in EvoTrainer silently falls back to a f
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable, Iterable, Sequence
 
-from evotrainer.errors import LLMError
+from evotrainer.errors import LLMError, ModelSpecError
 from evotrainer.llm.base import BaseLLM, Completion, SamplingParams
 from evotrainer.types import Message
 
@@ -150,13 +151,22 @@ class LatencyLLM(FunctionLLM):
 
 def fake_backend(name: str) -> FunctionLLM:
     """The backend of a ``fake:<name>`` model spec: ``echo`` or ``latency=<seconds>``."""
-    from evotrainer.errors import ModelSpecError
-
     if name == "echo":
         return EchoLLM()
     if name.startswith("latency="):
-        try:
-            return LatencyLLM(float(name.partition("=")[2]))
-        except ValueError:
-            pass
+        return LatencyLLM(_seconds(name.partition("=")[2]))
     raise ModelSpecError(f"unknown fake backend {name!r}: fake:echo or fake:latency=<seconds>")
+
+
+def _seconds(text: str) -> float:
+    """The S of fake:latency=S: a finite number of seconds, 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (math.isfinite(value) and value >= 0):
+        raise ModelSpecError(
+            f"fake:latency={text}: the latency must be a number of seconds, 0 or more "
+            "(e.g. fake:latency=0.05)"
+        )
+    return value

@@ -20,8 +20,9 @@ import random
 import time
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
-from evotrainer.errors import ContextOverflowError, LLMError
+from evotrainer.errors import ConfigError, ContextOverflowError, LLMError
 from evotrainer.llm.aio import BackgroundLoop, shared_loop
 from evotrainer.llm.base import BaseLLM, Completion, SamplingParams, as_dicts
 from evotrainer.types import Message
@@ -32,6 +33,33 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 def _is_overflow(text: str) -> bool:
     low = text.lower()
     return "context" in low and ("length" in low or "window" in low or "exceed" in low)
+
+
+def checked_base_url(given: str | None) -> str:
+    """The endpoint: ``given`` (model.base_url / --base-url), else $OPENAI_BASE_URL, else
+    OpenAI's, without a final slash. ConfigError naming where it came from when it is not an
+    http(s) URL with a host (the HTTP client would fail later, with a traceback)."""
+    url = given or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+    problem = _url_problem(url)
+    if problem:
+        where = "model.base_url (--base-url)" if given else "$OPENAI_BASE_URL"
+        raise ConfigError(
+            f"{where} {url!r}: {problem}; give an http(s) address such as http://127.0.0.1:8000/v1"
+        )
+    return url.rstrip("/")
+
+
+def _url_problem(url: str) -> str | None:
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
+    except ValueError as exc:
+        return f"not a valid URL ({exc})"
+    if parts.scheme not in ("http", "https"):
+        return "it must start with http:// or https://"
+    if not parts.hostname:
+        return "it names no host"
+    return None
 
 
 class OpenAICompatibleLLM(BaseLLM):
@@ -49,9 +77,7 @@ class OpenAICompatibleLLM(BaseLLM):
         loop: BackgroundLoop | None = None,
     ) -> None:
         self.model = model
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip(
-            "/"
-        )
+        self.base_url = checked_base_url(base_url)
         self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or "sk-no-key"
         self.timeout_s = timeout_s
         self.max_retries = max_retries

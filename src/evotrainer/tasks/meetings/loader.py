@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -205,10 +206,38 @@ def _iter_records(path: str | Path) -> Iterable[tuple[int, Any]]:
                 continue
             try:
                 obj = json.loads(line)
-            except (json.JSONDecodeError, RecursionError) as e:
-                msg = f"{e.msg} (column {e.colno})" if isinstance(e, json.JSONDecodeError) else e
-                raise DataError(f"{p}, line {lineno}: bad JSON: {msg}") from None
+                if _SURROGATE_ESCAPE.search(line):
+                    obj = _valid_text(obj)
+            except (ValueError, RecursionError) as e:
+                raise DataError(f"{p}, line {lineno}: bad JSON: {_json_problem(e)}") from None
             yield lineno, obj
+
+
+# a JSON escape of a UTF-16 surrogate (\ud800-\udfff): alone, it is not a character
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _valid_text(obj: Any) -> Any:
+    """``obj`` with every lone surrogate in its strings replaced by U+FFFD (it cannot be encoded:
+    the cache key, the run's files and the console all need valid text)."""
+    if isinstance(obj, str):
+        return _SURROGATE.sub("\ufffd", obj)
+    if isinstance(obj, list):
+        return [_valid_text(v) for v in obj]
+    if isinstance(obj, dict):
+        return {_valid_text(k): _valid_text(v) for k, v in obj.items()}
+    return obj
+
+
+def _json_problem(e: Exception) -> str:
+    if isinstance(e, json.JSONDecodeError):
+        return f"{e.msg} (column {e.colno})"
+    if isinstance(e, RecursionError):
+        return "nested too deeply"
+    if "digits" in str(e):  # int() refuses numbers of more than sys.get_int_max_str_digits()
+        return f"a number with more than {sys.get_int_max_str_digits()} digits"
+    return str(e)
 
 
 def load_meetings(path: str | Path) -> list[Meeting]:
