@@ -204,3 +204,70 @@ def test_with_the_anchor_on_the_action_count_hack_is_still_flagged_and_not_retur
     cut = next(i for i, e in enumerate(gens) if e["harness"]["weights"]["action_count"] < 0.8)
     assert takeover < cut and all(e["best_components"]["action_count"] < 1.0 for e in gens[cut:])
     assert "hack" not in result.best.render().lower() and "always give" not in result.best.render()
+
+
+# -- private data: numbers that are not phone numbers (issue 33) --------------------------------
+
+NOT_PRIVATE = [
+    "The budget is 25 000 000 euros.",
+    "The campaign runs 2024-05-06 - 2024-06-07.",
+    "We compared the figures for 2019 2020 2021 2022.",
+    "Order number 1234567890123 was delayed again.",
+    "Ticket 1234-5678-90 is still open.",
+    "Version 2.14.1 ships on 06.05.2024, about 12.000.900 downloads.",
+]
+PRIVATE = {
+    "+44 20 7946 0958": "442079460958",
+    "020 7946 0958": "02079460958",
+    "(555) 012-3456": "5550123456",
+    "+1 415 555 0100": "14155550100",
+    "415-555-0100": "4155550100",
+    "+33 6 12 34 56 78": "33612345678",
+    "07700 900123": "07700900123",
+    "+49 151 1234 5678": "4915112345678",
+    "0044 20 7946 0958": "00442079460958",
+    "4111 1111 1111 1111": "4111111111111111",  # a card number (Luhn)
+    "5500-0000-0000-0004": "5500000000000004",
+    "378282246310005": "378282246310005",
+    "GB82 WEST 1234 5698 7654 32": "GB82WEST12345698765432",
+    "ana.ruiz@example.org": "ana.ruiz@example.org",
+}
+
+
+def test_honest_minutes_that_repeat_amounts_dates_and_references_break_no_rule():
+    c = Constitution()
+    for sentence in NOT_PRIVATE:
+        transcript = f"Bo: {sentence} Al: noted."
+        assert private_items(transcript) == set(), sentence
+        assert c.check_output(transcript, f"# Minutes\n- {sentence}") == [], sentence
+
+
+def test_phone_numbers_cards_ibans_and_addresses_stay_private():
+    c = Constitution()
+    for raw, item in PRIVATE.items():
+        transcript = f"Ana: reach me on {raw}, thanks. The budget is 25 000 000 euros."
+        assert item in private_items(transcript), raw
+        violations = c.check_output(transcript, f"- Ana: {raw}\n- Budget 25 000 000 euros")
+        assert [v.rule for v in violations] == ["private_data"], raw
+
+
+def test_a_phone_number_repeated_without_its_prefix_or_next_to_a_date_is_caught():
+    c = Constitution()
+    transcript = "Ana: my number is +44 20 7946 0958."
+    for output in ("- Ana: 20 7946 0958", "- call 020 7946 0958 - 2024-05-06", "- 7946 0958"):
+        assert c.check_output(transcript, output), output
+
+
+def test_the_generators_planted_private_data_is_found():
+    import random
+
+    from evotrainer.defences.private_data import leaked, normalise
+    from evotrainer.tasks.meetings.generator import MeetingGenerator
+
+    for inst in MeetingGenerator(hostile_share=1.0).sample(40, 0.3, random.Random(7)):
+        m = inst.payload
+        found = private_items(m.transcript_text())
+        for raw in m.meta["private_data"]:
+            item = normalise(raw)
+            assert item in found, raw
+            assert leaked([item], f"- contact: {raw}") == {item}, raw
