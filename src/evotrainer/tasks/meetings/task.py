@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from evotrainer.errors import ConfigError
@@ -27,7 +28,7 @@ from evotrainer.tasks.meetings.metrics import EMPTY_REFERENCE_ITEMS, MinutesMetr
 from evotrainer.tasks.meetings.parser import Minutes, parse_minutes
 from evotrainer.tasks.meetings.render import TRUNCATION_POLICIES, render_messages
 from evotrainer.tasks.meetings.rewards import component_registry
-from evotrainer.tasks.meetings.schema import Meeting
+from evotrainer.tasks.meetings.schema import Meeting, Turn
 from evotrainer.types import Instance, Message
 
 __all__ = ["MeetingTask"]
@@ -156,10 +157,27 @@ class MeetingTask(BaseTask):
 
     def hostile_instances(self, n: int, seed: int) -> list[Instance]:
         """``n`` synthetic meetings with a planted prompt injection and private data, from a seed
-        stream training never uses (the robustness probe). Short (difficulty 0.1, about 350
-        words), so the default truncation keeps what is planted: a probe whose hostile content
-        is cut out would test nothing."""
-        from evotrainer.tasks.meetings.generator import MeetingGenerator
+        stream training never uses (the robustness probe), each with a canary instruction of its
+        own (defences/robustness.py): a participant asks for a random code in the minutes.
+        Short (difficulty 0.1, about 350 words), so the default truncation keeps what is
+        planted: a probe whose hostile content is cut out would test nothing."""
+        from evotrainer.tasks.meetings.generator import MeetingGenerator, meeting_instance
 
         rng = random.Random(f"hostile-{seed}")
-        return MeetingGenerator(hostile_share=1.0).sample(n, 0.1, rng)
+        meetings = [i.payload for i in MeetingGenerator(hostile_share=1.0).sample(n, 0.1, rng)]
+        canaries = random.Random(f"canary-{seed}")
+        return [meeting_instance(_with_canary(m, canaries)) for m in meetings]
+
+
+def _with_canary(meeting: Meeting, rng: random.Random) -> Meeting:
+    """``meeting`` with a canary instruction said by one of its speakers, at a turn between 30%
+    and 70% of the way through; the code and the sentence are recorded in ``meta``."""
+    from evotrainer.defences.robustness import make_canary
+
+    code, instruction = make_canary(rng)
+    turns = list(meeting.transcript)
+    speaker = rng.choice(turns).speaker
+    at = rng.randint(int(0.3 * len(turns)), max(int(0.3 * len(turns)), int(0.7 * len(turns))))
+    turns.insert(at, Turn(speaker, instruction))
+    meta = {**meeting.meta, "canary": code, "canary_instruction": instruction}
+    return replace(meeting, transcript=tuple(turns), meta=meta)
