@@ -11,10 +11,10 @@ a meeting's minutes must not repeat a phone number from the transcript, but a fu
 repeats a long number literal from its specification leaks nothing, and a parameter named
 ``password`` is not a credential.
 
-- ``private_data``: e-mail addresses, phone numbers and IBANs that occur in the *input* must not
-  appear in the output, unless ``constitution.allow_private_data`` is set (what counts as
-  private data and as repeating it: defences/private_data.py, shared with the privacy reward and
-  the robustness probe).
+- ``private_data``: e-mail addresses, phone and card numbers and IBANs that occur in the
+  *input* must not appear in the output, unless ``constitution.allow_private_data`` is set (what
+  counts as private data and as repeating it: defences/private_data.py, shared with the privacy
+  reward and the robustness probe).
 - ``ignore_the_input``: a policy must not tell the agent to ignore the meeting (or its
   instructions), nor to answer with fixed text regardless of the input.
 - ``copies_example``: an answer must come from the input, not from the policy's few-shot
