@@ -183,7 +183,23 @@ PROFILES["long"] = {
     "results_name": "quality-long",
     "methods": ["seeds", "inner_ga", "evotrainer"],
 }
+# Issue 32: labels are scarce. 8 labelled AMI train meetings select, 8 more confirm, the other
+# 86 are the unlabelled training pool (references removed); the fixed harness (the seed's R, GA
+# alone) against co-evolution, "just use your labels" (the GA training on the 8) and GEPA on the
+# 8. Decided 2026-12-03 before any run under it (docs/benchmarks.md, "Scarce profile";
+# benchmarks/scarce.py).
+PROFILES["scarce"] = {
+    **PROFILES["standard"],
+    "n_selection": 8,
+    "n_confirm": 8,
+    "n_gepa_train": 0,  # GEPA trains and validates on the 8 selection meetings
+    "results_name": "quality-scarce",
+    "methods": ["seeds", "fixed", "evotrainer", "labels_ga", "gepa"],
+    "scarce": True,
+}
 METHODS = ("seeds", "random_search", "inner_ga", "evotrainer", "gepa", "evoprompt_ga")
+SCARCE_METHODS = ("fixed", "labels_ga")  # cells of the scarce profile only
+CELL_METHODS = METHODS + SCARCE_METHODS
 ROWS = (
     "seed_A",
     "seed_B",
@@ -195,6 +211,7 @@ ROWS = (
     "gepa",
     "evoprompt_ga",
 )
+CELL_ROWS = ROWS + SCARCE_METHODS
 DESCRIPTIONS = {
     "seed_A": "seed policy A unchanged",
     "seed_B": "seed policy B unchanged",
@@ -205,6 +222,8 @@ DESCRIPTIONS = {
     "evotrainer": "EvoTrainer with co-evolution (outer.enabled=true)",
     "gepa": "GEPA (gepa package), adapter on the same task and metric",
     "evoprompt_ga": "EvoPromptGA from promptolution",
+    "fixed": "fixed harness: the seed's R on unlabelled meetings, GA alone (scarce profile)",
+    "labels_ga": "just use your labels: the GA trains on the labelled selection meetings",
 }
 TEST_KEYS = ("rougeL", "action_item_f1", "rouge1", "rouge2", "decision_recall")
 
@@ -273,16 +292,19 @@ class Bench:
                 with_action_items=with_items,
             )
             used |= set(self.confirmation.info["ids"])
-        self.gepa_train = C.load_split(
-            self.task,
-            args.train_data,
-            prof["n_gepa_train"],
-            name="gepa-train",
-            synthetic_seed=1002,
-            exclude=used,
-            offset=1,
-            with_action_items=with_items,
-        )
+        if prof["n_gepa_train"]:
+            self.gepa_train = C.load_split(
+                self.task,
+                args.train_data,
+                prof["n_gepa_train"],
+                name="gepa-train",
+                synthetic_seed=1002,
+                exclude=used,
+                offset=1,
+                with_action_items=with_items,
+            )
+        else:  # GEPA learns from the selection meetings themselves (scarce profile)
+            self.gepa_train = self.selection
         self.tests: dict[str, C.Split] = {}
         for i, name in enumerate(prof.get("test_sets", ["ami-dev"])):
             path = test_set_path(args, name)
@@ -294,6 +316,7 @@ class Bench:
                 synthetic_seed=2002 + i,
             )
         self.test = next(iter(self.tests.values()))
+        self.scarce: dict[str, Any] | None = self._scarce_data(used) if prof.get("scarce") else None
         for s in (self.selection, self.confirmation, self.gepa_train, *self.tests.values()):
             if s is not None:
                 C.log(s.info["message"])
@@ -303,6 +326,31 @@ class Bench:
         self._endpoint: LLMClient | None = None
         self.server: C.LlamaServer | None = None
         self.endpoint_info: dict[str, Any] = {}
+
+    def _scarce_data(self, labelled: set[str]) -> dict[str, Any]:
+        """The scarce profile's files: the unlabelled pool and the labelled copy of the
+        selection meetings (benchmarks/scarce.py), and the meeting ids of every purpose."""
+        from benchmarks import scarce
+
+        train = C.resolve(self.args.train_data)
+        if train is None or not train.is_file():
+            raise SystemExit(f"the scarce profile needs the AMI train file ({train})")
+        pool, pool_ids = scarce.write_unlabelled(
+            self.task.load(train), labelled, self.work / "scarce" / "unlabelled-pool.jsonl"
+        )
+        copy = scarce.write_labelled_copy(
+            self.selection.instances, self.work / "scarce" / "selection-labelled.jsonl"
+        )
+        labels = scarce.Labels(
+            selection=tuple(self.selection.info["ids"]),
+            confirmation=tuple(self.confirmation.info["ids"]) if self.confirmation else (),
+            unlabelled=pool_ids,
+            test=tuple(i for s in self.tests.values() for i in s.info["ids"]),
+        )
+        labels.check()
+        if not scarce.holds_no_reference(pool):
+            raise RuntimeError(f"{pool}: the unlabelled pool holds a reference")
+        return {"pool": pool, "labelled_copy": copy, "labels": labels}
 
     @property
     def backend(self) -> LLMClient:
@@ -464,9 +512,13 @@ class Bench:
                 current = child
         return current
 
-    def engine_config(self, seed: int, outer: bool, cache: Path | None = None) -> RunConfig:
+    def engine_config(
+        self, seed: int, outer: bool, cache: Path | None = None, method: str | None = None
+    ) -> RunConfig:
         """The RunConfig of an inner_ga (``outer=False``) or evotrainer run at the profile's
-        sizes, with the profile's and the command line's ``engine_set`` overrides applied."""
+        sizes, with the profile's and the command line's ``engine_set`` overrides applied.
+        ``method``: the scarce profile's engine method (fixed, evotrainer, labels_ga), whose
+        harness and defences benchmarks/scarce.py sets."""
         p = self.prof
         model = {
             "spec": self.args.model if not self.args.model.startswith("fake") else "local:x",
@@ -521,6 +573,13 @@ class Bench:
             "validation": validation,
             "report": False,
         }
+        if self.scarce is not None:
+            from benchmarks.scarce import engine_overrides
+
+            name = method or ("evotrainer" if outer else "fixed")
+            extra = engine_overrides(name, self.scarce["pool"], self.scarce["labelled_copy"])
+            data["harness"].update(extra["harness"])
+            data["defences"] = extra["defences"]
         cfg = RunConfig.model_validate(data)
         return with_overrides(cfg, [*p.get("engine_set", []), *self.args.engine_set])
 
@@ -552,11 +611,11 @@ class Bench:
             )
         return order
 
-    def run_engine(self, seed: int, outer: bool) -> RunOut:
+    def run_engine(self, seed: int, outer: bool, method: str | None = None) -> RunOut:
         t0 = time.perf_counter()
-        name = "evotrainer" if outer else "inner_ga"
+        name = method or ("evotrainer" if outer else "inner_ga")
         cache = self.work / "cache" / f"{name}-seed{seed}.sqlite"
-        cfg = self.engine_config(seed, outer, cache)
+        cfg = self.engine_config(seed, outer, cache, method)
         run_dir = None
         resumed: dict[str, Any] | None = None
         if self.engine_runs is not None:  # the standard profile keeps each run's events

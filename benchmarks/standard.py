@@ -95,9 +95,9 @@ def select_cells(
     """Filter by ``--methods a,b`` and ``--cells METHOD[:SEED],...`` (both optional)."""
     if methods:
         wanted = {m.strip() for m in methods.split(",") if m.strip()}
-        unknown = sorted(wanted - set(Q.METHODS))
+        unknown = sorted(wanted - set(Q.CELL_METHODS))
         if unknown:
-            raise SystemExit(f"unknown method(s) {unknown}; known: {', '.join(Q.METHODS)}")
+            raise SystemExit(f"unknown method(s) {unknown}; known: {', '.join(Q.CELL_METHODS)}")
         cells = [c for c in cells if c[1] in wanted]
     if only:
         keep: set[str] = set()
@@ -248,8 +248,8 @@ class ProgressLLM:
 
 
 # -- settings -----------------------------------------------------------------------------
-ENGINE_METHODS = ("inner_ga", "evotrainer")
-# profile keys that only the engine cells (inner_ga, evotrainer) read
+ENGINE_METHODS = ("inner_ga", "evotrainer", "fixed", "labels_ga")
+# profile keys that only the engine cells read
 ENGINE_KEYS = (
     "population",
     "elites",
@@ -292,6 +292,8 @@ def compared_settings(args: argparse.Namespace, prof: dict[str, Any], bench: Q.B
             "source": bench.confirmation.info["source"],
             "ids": bench.confirmation.info["ids"],
         }
+    if bench.scarce is not None:  # every meeting id by purpose (issue 32's label bookkeeping)
+        data["labels"] = bench.scarce["labels"].to_json()
     return _plain(
         {
             "profile": args.profile,
@@ -431,7 +433,7 @@ def run(args: argparse.Namespace, prof: dict[str, Any]) -> dict[str, Any]:
     )
     C.log(f"results directory {results} (work files in {work})")
     bench.engine_runs = work / "runs"
-    if any(m in ("inner_ga", "evotrainer") for _, m, _ in cells) and not args.test_only:
+    if any(m in ENGINE_METHODS for _, m, _ in cells) and not args.test_only:
         try:  # an engine without the profile's options fails here, not after hours
             bench.engine_config(0, True)
             bench.engine_validation()
@@ -456,6 +458,8 @@ def run(args: argparse.Namespace, prof: dict[str, Any]) -> dict[str, Any]:
         "evotrainer": lambda s: bench.run_engine(s, outer=True),
         "gepa": bench.run_gepa,
         "evoprompt_ga": bench.run_evoprompt,
+        "fixed": lambda s: bench.run_engine(s, outer=False, method="fixed"),
+        "labels_ga": lambda s: bench.run_engine(s, outer=False, method="labels_ga"),
     }
     try:
         if not args.test_only:
@@ -659,7 +663,7 @@ def _runs_by_row(
 ) -> dict[str, list[tuple[int | None, dict[str, Any]]]]:
     """row -> [(seed, run record)] over the finished cells (the seeds cell stands for every
     seed; its rows are listed once, seed None)."""
-    out: dict[str, list[tuple[int | None, dict[str, Any]]]] = {row: [] for row in Q.ROWS}
+    out: dict[str, list[tuple[int | None, dict[str, Any]]]] = {row: [] for row in Q.CELL_ROWS}
     for rec in cells.values():
         if rec.get("status") != "ok":
             continue
@@ -731,7 +735,9 @@ def aggregate(results: Path) -> dict[str, Any]:
         "methods": {},
         "confirmation": {},
     }
-    for row in Q.ROWS:
+    methods = profile_methods(comp["settings"])
+    rows = [r for r in Q.CELL_ROWS if r not in Q.SCARCE_METHODS or r in methods]
+    for row in rows:
         rr = runs.get(row) or []
         rec: dict[str, Any] = {
             "description": Q.DESCRIPTIONS.get(row, ""),
@@ -804,6 +810,10 @@ PAIRS = (
     ("evotrainer", "evoprompt_ga"),
     ("inner_ga", "gepa"),
     ("inner_ga", "random_search"),
+    ("evotrainer", "fixed"),  # the scarce profile (issue 32)
+    ("evotrainer", "labels_ga"),
+    ("fixed", "labels_ga"),
+    ("fixed", "gepa"),
 )
 
 
@@ -868,10 +878,18 @@ def targets(doc: dict[str, Any], n_seeds: int) -> list[dict[str, Any]]:
             "final": n_runs("evotrainer") == n_seeds,
         }
     )
-    for other, what in (
-        ("gepa", "its mean is at least GEPA's"),
-        ("inner_ga", "co-evolution is at least the GA alone"),
-    ):
+    if n_runs("fixed"):  # the scarce profile: issue 32's targets
+        out.append(_beats(doc, pooled, "fixed", n_seeds))
+        others = (
+            ("labels_ga", "co-evolution is at least 'just use your labels'"),
+            ("gepa", "co-evolution is at least GEPA with the same labels"),
+        )
+    else:
+        others = (
+            ("gepa", "its mean is at least GEPA's"),
+            ("inner_ga", "co-evolution is at least the GA alone"),
+        )
+    for other, what in others:
         mine = ((evo or {}).get("diff_s_val") or {}).get("mean")
         theirs = ((test_of(other) or {}).get("diff_s_val") or {}).get("mean")
         pair = next(
@@ -895,6 +913,25 @@ def targets(doc: dict[str, Any], n_seeds: int) -> list[dict[str, Any]]:
 
 
 # -- table --------------------------------------------------------------------------------
+def _beats(doc: dict[str, Any], pooled: str, other: str, n_seeds: int) -> dict[str, Any]:
+    """Co-evolution beats ``other``: the paired difference over the pooled test meetings has
+    its 95% interval above 0 (reported with the seeds resampled too)."""
+    pair = next(
+        (c for c in doc.get("comparisons", []) if c["a"] == "evotrainer" and c["b"] == other),
+        None,
+    )
+    pt = pair["test"].get(pooled, {}) if pair else {}
+    ci = pt.get("meetings") or {}
+    runs = {m: len(doc["methods"].get(m, {}).get("runs", [])) for m in ("evotrainer", other)}
+    return {
+        "target": f"co-evolution beats {other}, paired 95% interval above 0",
+        "met": None if ci.get("lo") is None else stats.significant(ci) == "+",
+        "value": stats.fmt_ci(ci) if ci else "n/a",
+        "also": "seeds and meetings resampled: " + stats.fmt_ci(pt.get("seeds_and_meetings")),
+        "final": all(n == n_seeds for n in runs.values()),
+    }
+
+
 def _f(x: float | None, digits: int = 3) -> str:
     return "n/a" if x is None else f"{x:.{digits}f}"
 
@@ -1037,8 +1074,8 @@ def table(doc: dict[str, Any]) -> str:
     if test_sets and doc.get("targets"):
         out += [
             "",
-            "Issue 11's targets (pooled test set; 'reading' until every seed of the methods "
-            "involved has run):",
+            f"{'Issue 32' if 'fixed' in doc['methods'] else 'Issue 11'}'s targets (pooled test "
+            "set; 'reading' until every seed of the methods involved has run):",
             "",
             "| target | met | value | also |",
             "|---|---|---|---|",

@@ -1,0 +1,97 @@
+"""The scarce benchmark profile (issue 32) with a fake model: each labelled meeting serves one
+purpose, the unlabelled pool holds no reference, and each method's engine run gets its harness
+(benchmarks/scarce.py; protocol in docs/benchmarks.md, "Scarce profile")."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from benchmarks import common as C
+from benchmarks import quality, scarce
+
+from tests.support import real_data
+
+TINY = (
+    "--profile",
+    "scarce",
+    "--budget",
+    "40",
+    "--n-test",
+    "2",
+    "--profile-set",
+    "n_selection=3",
+    "--profile-set",
+    "n_confirm=2",
+    "--profile-set",
+    "population=4",
+    "--profile-set",
+    "elites=2",
+    "--profile-set",
+    "tasks_per_generation=2",
+)
+
+
+def args(tmp_path, *extra: str) -> list[str]:
+    return [
+        "--model",
+        C.FAKE_SPEC,
+        "--results-dir",
+        str(tmp_path / "res"),
+        "--work-dir",
+        str(tmp_path / "work"),
+        *TINY,
+        *extra,
+    ]
+
+
+def test_the_label_ledger_refuses_a_meeting_with_two_purposes():
+    labels = scarce.Labels(("a", "b"), ("c",), ("d", "e"), ("t",))
+    labels.check()
+    with pytest.raises(ValueError, match="selection and unlabelled pool"):
+        scarce.Labels(("a", "b"), ("c",), ("b", "e"), ("t",)).check()
+    with pytest.raises(ValueError, match="confirmation and test"):
+        scarce.Labels(("a",), ("c",), ("d",), ("c",)).check()
+
+
+def test_the_scarce_profile_runs_each_method_on_its_own_data(tmp_path):
+    real_data("ami-train.jsonl")
+    quality.main(args(tmp_path, "--cells", "seeds,fixed:0,evotrainer:0,labels_ga:0"))
+    settings = json.loads((tmp_path / "res" / "settings.json").read_text())
+    labels = settings["compared"]["data"]["labels"]
+    assert len(labels["selection"]) == 3 and len(labels["confirmation"]) == 2
+    parts = ("selection", "confirmation", "unlabelled_pool", "test")
+    scarce.Labels(*(tuple(labels[k]) for k in parts)).check()
+    assert len(labels["unlabelled_pool"]) == 102 - 5
+    pool = tmp_path / "work" / "scarce" / "unlabelled-pool.jsonl"
+    assert scarce.holds_no_reference(pool)
+    copy = tmp_path / "work" / "scarce" / "selection-labelled.jsonl"
+    assert not scarce.holds_no_reference(copy)
+    copied = [json.loads(line)["id"] for line in copy.read_text().splitlines()]
+    assert copied == [i + scarce.LABELLED_SUFFIX for i in labels["selection"]]
+
+    cells = {p.stem: json.loads(p.read_text()) for p in (tmp_path / "res" / "cells").glob("*")}
+    assert {c: r["status"] for c, r in cells.items()} == dict.fromkeys(
+        ["seeds", "fixed-seed0", "evotrainer-seed0", "labels_ga-seed0"], "ok"
+    )
+
+    def config(cell: str) -> dict:
+        return next(iter(cells[cell]["rows"].values()))["details"]["engine_config"]
+
+    fixed, evo, labels_ga = (
+        config("fixed-seed0"),
+        config("evotrainer-seed0"),
+        config("labels_ga-seed0"),
+    )
+    for cfg in (fixed, evo):
+        assert cfg["harness"]["real_data"] == str(pool)
+        assert cfg["harness"]["weights"] == scarce.SEED_R
+        assert cfg["harness"]["reference_components"] == []
+        assert cfg["defences"]["terminal_share"] == 0 and not cfg["defences"]["discriminator"]
+    assert not fixed["outer"]["enabled"] and evo["outer"]["enabled"]
+    assert evo["defences"]["learned_reward"] and not fixed["defences"]["learned_reward"]
+    assert labels_ga["harness"]["real_data"] == str(copy)
+    assert labels_ga["harness"]["real_share"] == 1.0
+    assert labels_ga["harness"]["weights"] == scarce.LABELS_R
+    for cfg in (fixed, evo, labels_ga):
+        assert cfg["validation"]["confirm"] == 2
