@@ -214,7 +214,7 @@ class OuterConfig(_Strict):
         True, description="also trial the unchanged harness, so change must earn its place"
     )
     trial_generations: int = Field(1, ge=1, description="inner generations per variant trial")
-    trials: Literal["rerank", "rerun"] = Field(
+    trials: Literal["rerank", "rerun", "rank"] = Field(
         "rerank",
         description="how a harness variant is trialled. 'rerank': one trial run of "
         "trial_generations under the current harness on a fresh batch (the main line's "
@@ -225,7 +225,10 @@ class OuterConfig(_Strict):
         "synthetic instances to it; its L and task mix take effect from the next batch if it "
         "wins, untrialled. 'rerun': each variant runs its own trial on "
         "its own batch (operators only), concurrently when the backend serves parallel "
-        "requests: a full test of every gene, at variants+1 trial runs per step",
+        "requests: a full test of every gene, at variants+1 trial runs per step. 'rank': no "
+        "trial run and no LLM call: each variant is judged by how its reward ranks the "
+        "policies validated so far (Spearman with their s_val; answers re-scored without "
+        "references when the training pool is unlabelled); rerank until 5 are validated",
     )
     skip_unaffordable: bool = Field(
         True,

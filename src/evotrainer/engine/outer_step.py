@@ -9,19 +9,22 @@ off, the monitor step only validates."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from evotrainer.defences.learned import batch_outputs
 from evotrainer.engine.telemetry import _finite
+from evotrainer.evaluation.rank_judge import evidence, judge
 from evotrainer.evaluation.runner import ThreadRunner
 from evotrainer.harness.genome import HarnessGenome
-from evotrainer.harness.reward import weighted_reward
+from evotrainer.harness.reward import score_rollout, weighted_reward
 from evotrainer.llm.base import parallel_requests_of
 from evotrainer.loops.inner import PolicyOptimizer
 from evotrainer.loops.rng import stream
 from evotrainer.loops.weakness import DISAGREE, WeaknessReport
 from evotrainer.run import events as ev
-from evotrainer.types import Instance, ValidationResult
+from evotrainer.tasks.base import Unlabels
+from evotrainer.types import Instance, Rollout, ValidationResult
 
 # a trial's population, batch, epoch and the harness that drew the batch
 Trial = tuple[PolicyOptimizer, list[Instance], int, HarnessGenome]
@@ -70,7 +73,12 @@ class OuterStep:
         report = self._weakness(self.inner, batch, current)
         self._suspects.clear()
         variants = self.hopt.ask(report)
-        if self.cfg.outer.trials == "rerank":
+        if self.cfg.outer.trials == "rank":
+            ranked = self._rank_step(variants, batch, report, current, rollback is not None)
+            if ranked is not None:
+                return ranked
+            # too few policies validated to rank: the variants are trialled as under rerank
+        if self.cfg.outer.trials in ("rerank", "rank"):
             trials, moves = self._rerank_trials(variants)
         else:
             trials, moves = self._rerun_trials(variants)
@@ -115,6 +123,83 @@ class OuterStep:
         )
         self._emit_generation(self.inner, batch)
         return batch
+
+    def _rank_step(
+        self,
+        variants: list[HarnessGenome],
+        batch: list[Instance],
+        report: WeaknessReport,
+        current: ValidationResult,
+        rolled_back: bool,
+    ) -> list[Instance] | None:
+        """``outer.trials: rank``: each variant is judged by how its reward ranks the policies
+        validated so far (Spearman with their s_val, evaluation/rank_judge.py); no trial run,
+        no LLM call. The population goes on under the chosen harness, its fitness re-weighted.
+        None when too few policies are validated to rank."""
+        found = evidence(self.validator.memo, self._rescore)
+        if found is None:
+            return None
+        scores = judge(found, [v.weights for v in variants])
+        best = max(scores)
+        why = (
+            f"its reward ranks the {len(found.policies)} validated policies best (rho {best:+.2f})"
+        )
+        decision = self.hopt.tell(scores, None, why)
+        self.inner.refit(
+            self.fitness_of(self.inner.population, batch, self.harness, drawn=self.drawn)
+        )
+        if self.monitor:
+            train = self.inner.fitness[self.inner.best().id].fitness
+            self._alerts(self.monitor.observe_validation(self.outer_step, current.s_val, train))
+            self._alerts(self.monitor.observe_weights(self.outer_step, self.harness.weights))
+        self.emit(
+            ev.OUTER_STEP,
+            outer_step=self.outer_step,
+            generation=self.inner.generation,
+            weakness=report.to_json(),
+            variants=[v.to_json() for v in variants],
+            s_vals=[None] * len(variants),
+            rank_scores=scores,
+            ranked_policies=len(found.policies),
+            objectives=[],
+            meta_scores=scores,
+            selection="rank",
+            front=[],
+            trial_best=[],
+            chosen=decision.chosen.to_json(),
+            changed=decision.changed,
+            reason=decision.reason,
+            rollback=rolled_back,
+        )
+        self._emit_generation(self.inner, batch)
+        return batch
+
+    def _rescore(self, row: Mapping[str, Any]) -> Mapping[str, float]:
+        """The component scores of one validation answer as training would score it: on the
+        meeting without its references when the training pool is unlabelled (memoised)."""
+        key = (str(row.get("instance_id")), str(row.get("output")))
+        hit = self._rescored.get(key)
+        if hit is not None:
+            return hit
+        inst = self._validation_by_id[key[0]]
+        if self._pool_unlabelled and isinstance(self.task, Unlabels):
+            inst = self.task.unlabelled(inst)
+        error = row.get("error")
+        rollout = Rollout("", inst.id, key[1], error=str(error) if error else None)
+        parsed = self.task.parse(rollout.output) if rollout.error is None else None
+        scores = score_rollout(self.evaluator.components, inst, rollout, parsed).applicable()
+        self._rescored[key] = scores
+        return scores
+
+    @property
+    def _validation_by_id(self) -> dict[str, Instance]:
+        return {i.id: i for i in self.validator.instances}
+
+    @property
+    def _pool_unlabelled(self) -> bool:
+        """The real training pool holds no human reference (the scarce-labels setting)."""
+        pool = self.real_pool.instances
+        return bool(pool) and not any(self.task.reference_text(i) for i in pool)
 
     def _trial_started(self, i: int, n: int, h: HarnessGenome) -> None:
         self.emit(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,7 @@ class Wiring:
         self.cfg = config
         self._notes: list[tuple[str, dict[str, Any]]] = []  # events to emit once run() starts
         self._suspects: set[str] = set()  # components the monitor flagged since the last step
+        self._rescored: dict[tuple[str, str], Mapping[str, float]] = {}  # rank judgement memo
         self._data_sha256: dict[str, str] | None = None  # the data's content (State)
         self._stopped_at_resume: BudgetExceeded | None = None  # the cap, reached by a resume
         self._start_over = False  # resumed before its first checkpoint: run() starts it

@@ -115,6 +115,16 @@ class HarnessHints:
 
 
 @runtime_checkable
+class Unlabels(Protocol):
+    """An optional capability: an instance as an unlabelled input (its human references
+    removed). The outer loop's rank judgement (``outer.trials: rank``) re-scores validation
+    answers on such views when the training pool is unlabelled, so that each reward component
+    is judged as it scores in training."""
+
+    def unlabelled(self, instance: Instance) -> Instance: ...
+
+
+@runtime_checkable
 class Task(Protocol):
     """A complete task plug-in."""
 

@@ -155,6 +155,24 @@ class MeetingTask(BaseTask):
 
         return reference_text(instance.payload)
 
+    def unlabelled(self, instance: Instance) -> Instance:
+        """The meeting as an unlabelled input: its transcript, no reference summary, decisions
+        or action items, and no generated ground truth (topics, true action items) either
+        (``tasks.base.Unlabels``)."""
+        m = instance.payload
+        if not isinstance(m, Meeting):
+            return instance
+        bare = replace(
+            m,
+            summary=(),
+            decisions=(),
+            action_items=(),
+            has_action_items=False,
+            topics=(),
+            action_truth=(),
+        )
+        return replace(instance, payload=bare)
+
     def hostile_instances(self, n: int, seed: int) -> list[Instance]:
         """``n`` synthetic meetings with a planted prompt injection and private data, from a seed
         stream training never uses (the robustness probe), each with a canary instruction of its
