@@ -310,20 +310,47 @@ def compared_settings(args: argparse.Namespace, prof: dict[str, Any], bench: Q.B
 
 def engine_settings(args: argparse.Namespace, prof: dict[str, Any], bench: Q.Bench) -> dict:
     """What only the engine cells measure: the profile's engine keys and the engine's resolved
-    config (its defaults included), without seed, cache path and threads."""
+    config (its defaults included), without seed, cache path and threads. The scarce profile's
+    engine methods run different harnesses: their configs are recorded one per method
+    (``per_method``), and a change to one method's config is refused only once a cell of that
+    method has finished (the protocol lets co-evolution's outer loop change after the
+    baselines ran)."""
+    keys = {k: prof[k] for k in ENGINE_KEYS if k in prof}
+    keys["engine_set"] = [*prof.get("engine_set", []), *args.engine_set]
+    if bench.scarce is not None:
+        methods = [m for m in profile_methods(prof) if m in ENGINE_METHODS]
+        per = {m: _engine_config(bench, m) for m in methods}
+        return _plain({"profile": keys, "per_method": per})
+    return _plain({"profile": keys, "config": _engine_config(bench, None)})
+
+
+def _engine_config(bench: Q.Bench, method: str | None) -> dict[str, Any]:
     try:
-        config = bench.engine_config(0, True).model_dump(mode="json")
+        outer = method in (None, "evotrainer")
+        config = bench.engine_config(0, outer, method=method).model_dump(mode="json")
         config.pop("seed", None)
         config.pop("cache", None)
         config.get("model", {}).pop("n_threads", None)
     except Exception as exc:  # noqa: BLE001 - reported (and refused) when an engine cell runs
         config = {"unavailable": f"{type(exc).__name__}: {exc}"}
-    keys = {k: prof[k] for k in ENGINE_KEYS if k in prof}
-    keys["engine_set"] = [*prof.get("engine_set", []), *args.engine_set]
-    return _plain({"profile": keys, "config": config})
+    return config
 
 
 ABSENT = "<absent>"
+
+
+def _changed_methods(diffs: list[str]) -> set[str]:
+    """The engine methods a list of engine-setting differences touches: one method for a
+    difference under ``per_method.<method>``, every engine method otherwise."""
+    out: set[str] = set()
+    for d in diffs:
+        head, _, rest = d.partition(".")
+        method = rest.partition(".")[0]
+        if head == "per_method" and method in ENGINE_METHODS:
+            out.add(method)
+        else:
+            return set(ENGINE_METHODS)
+    return out
 
 
 def engine_defaults() -> dict[str, Any]:
@@ -378,12 +405,19 @@ def check_settings(
                 f"({path}):\n  " + "\n  ".join(diffs[:20]) + "\nuse another --results-dir, or "
                 "rerun with the recorded settings"
             )
-        ediffs = _diff(doc.get("engine", {}), engine, defaults={"config": engine_defaults()})
+        defaults = engine_defaults()
+        per_defaults = {m: defaults for m in ENGINE_METHODS}
+        ediffs = _diff(
+            doc.get("engine", {}),
+            engine,
+            defaults={"config": defaults, "per_method": per_defaults},
+        )
         if ediffs:
+            changed = _changed_methods(ediffs)
             done = sorted(
                 c
                 for c, rec in load_cells(results).items()
-                if rec.get("method") in ENGINE_METHODS and rec.get("status") == "ok"
+                if rec.get("method") in changed and rec.get("status") == "ok"
             )
             if done:
                 raise SystemExit(

@@ -95,3 +95,31 @@ def test_the_scarce_profile_runs_each_method_on_its_own_data(tmp_path):
     assert labels_ga["harness"]["weights"] == scarce.LABELS_R
     for cfg in (fixed, evo, labels_ga):
         assert cfg["validation"]["confirm"] == 2
+
+
+def test_co_evolution_may_change_after_the_baselines_ran_but_a_baseline_may_not(
+    tmp_path, monkeypatch
+):
+    """The protocol lets co-evolution's outer loop change between cells; the engine settings
+    are recorded per method, and a change is refused only for a method with a finished cell."""
+    real_data("ami-train.jsonl")
+    quality.main(args(tmp_path, "--cells", "fixed:0"))
+    original = scarce.engine_overrides
+
+    def changed(method: str):
+        def overrides(m, pool, copy):
+            out = original(m, pool, copy)
+            if m == method:
+                out["harness"]["difficulty_bounds"] = [0.0, 0.9]
+            return out
+
+        return overrides
+
+    monkeypatch.setattr(scarce, "engine_overrides", changed("evotrainer"))
+    quality.main(args(tmp_path, "--cells", "seeds"))  # accepted: no evotrainer cell has run
+    settings = json.loads((tmp_path / "res" / "settings.json").read_text())
+    evo = settings["engine"]["per_method"]["evotrainer"]
+    assert evo["harness"]["difficulty_bounds"] == [0.0, 0.9]
+    monkeypatch.setattr(scarce, "engine_overrides", changed("fixed"))
+    with pytest.raises(SystemExit, match="fixed-seed0"):
+        quality.main(args(tmp_path, "--cells", "seeds"))
