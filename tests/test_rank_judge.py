@@ -25,7 +25,7 @@ def rows(a: float, b: float) -> list[dict]:
     return [{"instance_id": "m1", "scores": {"a": a, "b": b}}] * 2
 
 
-def rescore(row):
+def rescore(policy_id, row):
     return row["scores"]
 
 
@@ -120,3 +120,58 @@ def test_with_an_unlabelled_pool_answers_are_rescored_without_references(tmp_pat
     fb = co.evaluator.components["completeness"].score(task.unlabelled(inst), row["output"], None)
     assert "salient words of the transcript" in fb.feedback
     assert co._rescore(row)["completeness"] == pytest.approx(fb.score)
+
+
+def test_leaving_one_policy_out_of_the_learned_reward():
+    from evotrainer.defences.learned_reward import LearnedRewardModel
+
+    model = LearnedRewardModel(min_pairs=12)
+    for g in range(5):
+        for i in range(4):
+            score = 0.1 * g + 0.01 * i
+            model.add({"completeness": score}, "# Minutes\n- a\n- b", score, group=f"p{g}")
+    model.fit()
+    held = model.without("p4")
+    assert held is not None and held.is_fitted and held is model.without("p4")  # memoised
+    top = {"completeness": 0.43}
+    assert held.predict(top, "# M\n- a") < model.predict(top, "# M\n- a")  # p4 was the top
+    small = LearnedRewardModel(min_pairs=12)
+    for i in range(13):
+        small.add({"completeness": 0.5}, "x", 0.5, group="only" if i < 5 else "other")
+    small.fit()
+    assert small.without("only") is None  # 8 pairs left: too few to fit
+
+
+def test_the_learned_reward_can_learn_from_the_selection_answers(tmp_path, monkeypatch):
+    from evotrainer.defences.learned import LearnedDefences
+
+    def no_training_rows(self, policies, step):
+        raise AssertionError("learned_reward_data: selection never samples the training pool")
+
+    monkeypatch.setattr(LearnedDefences, "training_rows", no_training_rows)
+    corpus = write_corpus(tmp_path / "train.jsonl", 10, seed=5)
+    val = write_corpus(tmp_path / "val.jsonl", 8, seed=6)
+    task = RecordingMeetingTask()
+    cfg = config_from_dict(
+        {
+            "seed": 4,
+            "cache": {"path": str(tmp_path / "cache.sqlite")},
+            "report": False,
+            "inner": {"population": 5, "elites": 2, "tasks_per_generation": 4, "generations": 6},
+            "outer": {"every": 1, "variants": 3, "trials": "rank"},
+            "harness": {"real_data": str(corpus), "switchable": ["faithfulness"]},
+            "defences": {"learned_reward": True, "learned_reward_data": "selection"},
+            "validation": {"data": str(val), "limit": 8, "confirm": 4, "race_first": 2},
+        }
+    )
+    co = CoEvolution(cfg, task=task, llm=scripted(task))
+    co.run(tmp_path / "run")
+    events = [json.loads(x) for x in (tmp_path / "run" / "events.jsonl").read_text().splitlines()]
+    refits = [e for e in events if e["type"] == "defence_refit"]
+    assert refits and refits[-1]["learned"]["n_pairs"] > 0
+    validated = {pid for pid, r in co.validator.memo.items() if not r.partial}
+    answers = sum(len(co.validator.memo[pid].per_instance) for pid in validated)
+    # every pair is a selection answer of a validated policy (those validated after the last
+    # outer step are not in yet)
+    assert 0 < len(co.learned.model.pairs) <= answers
+    assert {g for *_, g in co.learned.model.pairs} <= validated

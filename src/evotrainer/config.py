@@ -426,6 +426,14 @@ class DefencesConfig(_Strict):
     learned_reward: bool = Field(
         False, description="learned reward model (predicts s_val) as a reward component"
     )
+    learned_reward_data: Literal["training", "selection"] = Field(
+        "training",
+        description="what the learned reward model learns from: training = the policies' "
+        "scores on a rotating sample of terminal_data (real training meetings with "
+        "references); selection = the per-meeting scores of the policies validated on the "
+        "selection part (for unlabelled training data: the only labels; never the "
+        "confirmation part), their answers scored as in training",
+    )
     robustness_probe: int = Field(
         0,
         ge=0,

@@ -269,6 +269,8 @@ class LearnedRewardModel:
         self._forest: _Forest | None = None
         self.report: CalibrationReport | None = None
         self.n_fits = 0
+        # leave-one-group-out models, by group, with the (pairs, fits) they were made at
+        self._without: dict[str, tuple[tuple[int, int], LearnedRewardModel]] = {}
 
     @property
     def is_fitted(self) -> bool:
@@ -398,6 +400,27 @@ class LearnedRewardModel:
             f"{base:.3f}) on {len(te)} pairs; refit on all {n}",
         )
         return self.report
+
+    def without(self, group: Hashable, rng_seed: int = 0) -> LearnedRewardModel | None:
+        """A model fitted on every pair but ``group``'s (leave one group out): honest scores of
+        that group's outputs, e.g. to judge a reward that includes the model on the policies it
+        learned from (evaluation/rank_judge.py). None when too few pairs remain."""
+        key = str(group)
+        rest = [p for p in self.pairs if p[3] != key]
+        if len(rest) < self.min_pairs:
+            return None
+        cached = self._without.get(key)
+        if cached is not None and cached[0] == (len(self.pairs), self.n_fits):
+            return cached[1]
+        comp_names = sorted({k for c, *_ in rest for k in c})
+        features = comp_names + list(OUTPUT_FEATURES)
+        x = [self._row(features, c, o) for c, o, _, _ in rest]
+        model = LearnedRewardModel(self.min_pairs, self.max_pairs)
+        model._forest = self._extract(
+            self._fit_sklearn(x, [t for *_, t, _ in rest], rng_seed), features
+        )
+        self._without[key] = ((len(self.pairs), self.n_fits), model)
+        return model
 
     # ---- prediction ----------------------------------------------------------------------
 

@@ -10,8 +10,10 @@ off, the monitor step only validates."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
+from evotrainer.defences.learned import NAMES as LEARNED_NAMES
 from evotrainer.defences.learned import batch_outputs
 from evotrainer.engine.telemetry import _finite
 from evotrainer.evaluation.rank_judge import evidence, judge
@@ -61,10 +63,12 @@ class OuterStep:
             self._reinject_best(batch, current.s_val)
         if self.learned.active:
             pop_ids = [p.id for p in self.inner.population]
+            if self.cfg.defences.learned_reward_data == "selection":
+                rows = self._selection_rows()
+            else:
+                rows = self.learned.training_rows(self.inner.population, self.outer_step)
             refit = self.learned.refit(
-                batch_outputs(self.evaluator, pop_ids, batch),
-                self.learned.training_rows(self.inner.population, self.outer_step),
-                self.outer_step,
+                batch_outputs(self.evaluator, pop_ids, batch), rows, self.outer_step
             )
             self.emit(ev.DEFENCE_REFIT, outer_step=self.outer_step, **refit)
             self.inner.refit(
@@ -136,7 +140,7 @@ class OuterStep:
         validated so far (Spearman with their s_val, evaluation/rank_judge.py); no trial run,
         no LLM call. The population goes on under the chosen harness, its fitness re-weighted.
         None when too few policies are validated to rank."""
-        found = evidence(self.validator.memo, self._rescore)
+        found = evidence(self.validator.memo, self._rank_scores)
         if found is None:
             return None
         scores = judge(found, [v.weights for v in variants])
@@ -175,8 +179,9 @@ class OuterStep:
         return batch
 
     def _rescore(self, row: Mapping[str, Any]) -> Mapping[str, float]:
-        """The component scores of one validation answer as training would score it: on the
-        meeting without its references when the training pool is unlabelled (memoised)."""
+        """The base component scores of one validation answer as training would score it: on
+        the meeting without its references when the training pool is unlabelled (memoised; the
+        learned defences are left out: they change at every refit)."""
         key = (str(row.get("instance_id")), str(row.get("output")))
         hit = self._rescored.get(key)
         if hit is not None:
@@ -187,9 +192,32 @@ class OuterStep:
         error = row.get("error")
         rollout = Rollout("", inst.id, key[1], error=str(error) if error else None)
         parsed = self.task.parse(rollout.output) if rollout.error is None else None
-        scores = score_rollout(self.evaluator.components, inst, rollout, parsed).applicable()
+        base = {k: c for k, c in self.evaluator.components.items() if k not in LEARNED_NAMES}
+        scores = score_rollout(base, inst, rollout, parsed).applicable()
         self._rescored[key] = scores
         return scores
+
+    def _rank_scores(self, policy_id: str, row: Mapping[str, Any]) -> Mapping[str, float]:
+        """A validated answer's scores for the rank judgement: the base components, plus the
+        learned reward's score from a model fitted without this policy's answers."""
+        scores = dict(self._rescore(row))
+        model = self.learned.model
+        if model is not None and model.is_fitted and not row.get("error"):
+            held_out = model.without(policy_id, rng_seed=self.cfg.seed)
+            if held_out is not None:
+                scores["learned"] = held_out.predict(scores, str(row.get("output", "")))
+        return scores
+
+    def _selection_rows(self) -> dict[str, ValidationResult]:
+        """The fully validated policies' selection rows, their answers' component scores as
+        training would score them (``defences.learned_reward_data: selection``)."""
+        out = {}
+        for pid, res in self.validator.memo.items():
+            if res.partial:
+                continue
+            rows = tuple({**r, "rewards": dict(self._rescore(r))} for r in res.per_instance)
+            out[pid] = replace(res, per_instance=rows)
+        return out
 
     @property
     def _validation_by_id(self) -> dict[str, Instance]:

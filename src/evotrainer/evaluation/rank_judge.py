@@ -11,7 +11,9 @@ its reward (the mean over the selection meetings of its weighted reward) and the
 When the training pool is unlabelled, the answers are re-scored on the selection meetings with
 their references removed (``Task.unlabelled``), so that each component is judged as it will
 score in training (reference-free completeness, not the reference summary's words); the labels
-enter only as the s_val the ranking is compared with.
+enter only as the s_val the ranking is compared with. A learned reward fitted on these very
+answers would rank them in-sample: each policy's answers get the learned score of a model
+fitted without that policy (``LearnedRewardModel.without``).
 
 Fewer than ``MIN_POLICIES`` validated policies, or no spread in their s_val: no judgement
 (``None``), and the outer step trials its variants as it would otherwise.
@@ -29,8 +31,8 @@ from evotrainer.types import ValidationResult
 
 MIN_POLICIES = 5
 
-# one validation row -> the applicable component scores of its answer
-Rescore = Callable[[Mapping[str, object]], Mapping[str, float]]
+# (policy id, one of its validation rows) -> the applicable component scores of its answer
+Rescore = Callable[[str, Mapping[str, object]], Mapping[str, float]]
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,7 @@ def evidence(validated: Mapping[str, ValidationResult], rescore: Rescore) -> Ran
     s_vals = tuple(float(full[p].s_val) for p in ids)
     if len(set(s_vals)) < 2:
         return None
-    scores = tuple(tuple(rescore(row) for row in full[p].per_instance) for p in ids)
+    scores = tuple(tuple(rescore(p, row) for row in full[p].per_instance) for p in ids)
     return RankEvidence(ids, s_vals, scores)
 
 
