@@ -580,6 +580,7 @@ class Bench:
             extra = engine_overrides(name, self.scarce["pool"], self.scarce["labelled_copy"])
             data["harness"].update(extra["harness"])
             data["defences"] = extra["defences"]
+            data["outer"].update(extra.get("outer", {}))
         cfg = RunConfig.model_validate(data)
         return with_overrides(cfg, [*p.get("engine_set", []), *self.args.engine_set])
 

@@ -29,6 +29,7 @@ LABELS_R = {"ref_rougeL": 0.5, "ref_action_item_f1": 0.5}  # s_val itself
 LABELLED_SUFFIX = "#labelled"
 REFERENCE_FREE_SWITCHABLE = ["owner_accuracy", "conciseness", "faithfulness"]
 ENGINE_METHODS = ("fixed", "evotrainer", "labels_ga")
+CO_EVOLUTION_VARIANTS = 6  # harness variants per outer step (judged by rank: they cost no call)
 
 
 def unlabelled(meeting: Meeting) -> Meeting:
@@ -97,10 +98,12 @@ def holds_no_reference(path: Path) -> bool:
 
 
 def engine_overrides(method: str, pool: Path, labelled_copy: Path) -> dict[str, Any]:
-    """The ``harness`` and ``defences`` sections of ``method``'s engine run (merged over the
-    profile's). fixed and evotrainer: the seed's R on the unlabelled pool, no reference
-    component, no terminal reward; evotrainer adds the learned reward. labels_ga: s_val on the
-    labelled copy of the selection meetings."""
+    """The ``harness``, ``defences`` (and for evotrainer ``outer``) sections of ``method``'s
+    engine run (merged over the profile's). fixed and evotrainer: the seed's R on the
+    unlabelled pool, no reference component, no terminal reward; evotrainer adds the learned
+    reward (fitted on the selection answers) and judges its harness variants by rank
+    (``outer.trials: rank``). labels_ga: s_val on the labelled copy of the selection
+    meetings."""
     no_terminal = {"terminal_data": None, "terminal_share": 0.0, "discriminator": False}
     if method == "labels_ga":
         harness = {
@@ -119,5 +122,10 @@ def engine_overrides(method: str, pool: Path, labelled_copy: Path) -> dict[str, 
         "reference_components": [],
         "switchable": list(REFERENCE_FREE_SWITCHABLE),
     }
-    learned = method == "evotrainer"
-    return {"harness": harness, "defences": {**no_terminal, "learned_reward": learned}}
+    if method == "fixed":
+        return {"harness": harness, "defences": {**no_terminal, "learned_reward": False}}
+    # co-evolution: variants judged by how their reward ranks the validated policies (no trial
+    # run, no call), a learned reward fitted on the selection answers
+    learned = {"learned_reward": True, "learned_reward_data": "selection"}
+    outer = {"trials": "rank", "variants": CO_EVOLUTION_VARIANTS}
+    return {"harness": harness, "defences": {**no_terminal, **learned}, "outer": outer}

@@ -90,6 +90,8 @@ def test_the_scarce_profile_runs_each_method_on_its_own_data(tmp_path):
         assert cfg["defences"]["terminal_share"] == 0 and not cfg["defences"]["discriminator"]
     assert not fixed["outer"]["enabled"] and evo["outer"]["enabled"]
     assert evo["defences"]["learned_reward"] and not fixed["defences"]["learned_reward"]
+    assert evo["defences"]["learned_reward_data"] == "selection"
+    assert evo["outer"]["trials"] == "rank" and fixed["outer"]["trials"] == "rerank"
     assert labels_ga["harness"]["real_data"] == str(copy)
     assert labels_ga["harness"]["real_share"] == 1.0
     assert labels_ga["harness"]["weights"] == scarce.LABELS_R
