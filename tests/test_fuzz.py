@@ -1,6 +1,8 @@
 """Fuzzing the command line with Hypothesis (issue 15): randomised malformed configs and JSONL
 files go through ``evotrainer run`` and ``evotrainer eval``; every one must end in a clear
-one-line error and a non-zero exit, never a traceback.
+one-line error and a non-zero exit, never a traceback. A run directory is untrusted input too
+(issue 33): damaged and crafted checkpoints and journals through ``resume`` and ``report``,
+``--init-from`` archives through ``run``, event logs through ``report``.
 
 No model is loaded: the model is an OpenAI-compatible endpoint where nothing listens, so a
 config or data file that happens to be valid ends at the error-rate guard (every answer fails).
@@ -10,8 +12,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -19,6 +23,7 @@ from typer.testing import CliRunner
 
 from evotrainer.cli import app
 from evotrainer.config import RunConfig
+from tests.fake_runs import Killed, fake_resume, fake_run, kill_at, small_config
 from tests.fake_server import dead_url
 
 settings.register_profile(
@@ -165,3 +170,217 @@ def test_run_with_random_validation_meetings_fails_cleanly(tmp_path_factory, con
     data.write_bytes(content)
     args = ["run", "--run-dir", str(tmp / "run"), "--val-data", str(data), *NO_MODEL]
     _ok(cli.invoke(app, [*args, "--set", "inner.population=3", "--set", "inner.elites=1"]))
+
+
+# -- run directories (issue 33): checkpoints, --init-from archives, events files ---------------
+# A run directory is untrusted input: whatever a checkpoint, an archive or an event log holds,
+# resume, report and run --init-from end in a result or a clear message, never a traceback.
+DEEP = "[" * 50_000 + "]" * 50_000
+odd_numbers = st.sampled_from([float("inf"), float("-inf"), float("nan"), 10**400, -1, 0, 1e308])
+fuzz_values = st.one_of(values, odd_numbers)
+
+
+@pytest.fixture(scope="module")
+def killed_run(tmp_path_factory) -> Path:
+    """A run killed after its first outer step: checkpoints and journals to damage."""
+    base = tmp_path_factory.mktemp("killed")
+    cfg = small_config(base / "c.sqlite", inner={"generations": 4})
+    with pytest.raises(Killed):
+        fake_run(cfg, base / "run", [kill_at("outer_step", 1)])
+    return base / "run"
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory) -> Path:
+    base = tmp_path_factory.mktemp("finished")
+    fake_run(small_config(base / "c.sqlite", inner={"generations": 2}), base / "run")
+    return base / "run"
+
+
+def _copy(run: Path, tmp_path_factory) -> Path:
+    dest = tmp_path_factory.mktemp("fuzz") / "run"
+    shutil.copytree(run, dest)
+    return dest
+
+
+def _replace_at(doc, path: list, value) -> None:
+    """Set ``doc`` at ``path`` (keys into dicts, indices into lists) to ``value``."""
+    node = doc
+    for step in path[:-1]:
+        node = node[step]
+    node[path[-1]] = value
+
+
+@st.composite
+def places(draw, doc) -> list:
+    """A path into ``doc`` (a walk of 1..4 steps through its dicts and lists)."""
+    path, node = [], doc
+    for _ in range(draw(st.integers(1, 4))):
+        if isinstance(node, dict) and node:
+            key = draw(st.sampled_from(sorted(node, key=str)))
+        elif isinstance(node, list) and node:
+            key = draw(st.integers(0, len(node) - 1))
+        else:
+            break
+        path.append(key)
+        node = node[key]
+    return path
+
+
+def _newest(run: Path) -> Path:
+    return sorted((run / "checkpoints").glob("ckpt-*.json"))[-1]
+
+
+@st.composite
+def checkpoint_damage(draw):
+    """What to do to a checkpoint: change a value (checksum recomputed, as an attacker can),
+    write random bytes or deep nesting, truncate it, or append random lines to a journal (its
+    reference fixed in the checkpoint)."""
+    kind = draw(st.sampled_from(["value", "value", "bytes", "deep", "truncate", "journal"]))
+    if kind == "value":
+        return kind, draw(st.data()), draw(fuzz_values)
+    if kind == "bytes":
+        return kind, draw(st.binary(max_size=200)), None
+    if kind == "truncate":
+        return kind, draw(st.floats(0, 1)), None
+    if kind == "journal":
+        name = draw(st.sampled_from(["policies", "validation_memo", "inner.fitness"]))
+        lines = draw(
+            st.lists(
+                st.one_of(
+                    st.builds(
+                        lambda k, v: json.dumps({"k": k, "v": v}), st.text(max_size=5), values
+                    ),
+                    st.binary(max_size=40).map(lambda b: b.decode("latin-1")),
+                    st.just(DEEP),
+                ),
+                min_size=1,
+                max_size=3,
+            )
+        )
+        return kind, name, lines
+    return kind, None, None
+
+
+def _damage(run: Path, damage) -> None:
+    import hashlib
+
+    from evotrainer.run.checkpoint import _digest
+
+    kind, a, b = damage
+    ck = _newest(run)
+    if kind == "bytes":
+        ck.write_bytes(a)
+    elif kind == "deep":
+        ck.write_text('{"sha256": "x", "state": ' + DEEP + "}")
+    elif kind == "truncate":
+        text = ck.read_bytes()
+        ck.write_bytes(text[: int(len(text) * a)])
+    elif kind == "value":
+        doc = json.loads(ck.read_text())
+        where = a.draw(places(doc["state"]))
+        if where:
+            _replace_at(doc["state"], where, b)
+            doc["sha256"] = _digest(doc["state"])
+            ck.write_text(json.dumps(doc))
+    else:
+        doc = json.loads(ck.read_text())
+        ref = doc["state"]
+        for part in a.split("."):
+            ref = ref[part]
+        journal = run / "checkpoints" / f"{a}.jsonl"
+        data = journal.read_bytes()[: ref["bytes"]] + "".join(x + "\n" for x in b).encode(
+            "utf-8", "surrogatepass"
+        )
+        journal.write_bytes(data)
+        ref["bytes"], ref["sha256"] = len(data), hashlib.sha256(data).hexdigest()
+        doc["sha256"] = _digest(doc["state"])
+        ck.write_text(json.dumps(doc))
+
+
+@given(damage=checkpoint_damage())
+def test_resume_and_report_on_a_random_checkpoint_end_cleanly(killed_run, tmp_path_factory, damage):
+    from evotrainer.errors import EvoTrainerError
+
+    run = _copy(killed_run, tmp_path_factory)
+    _damage(run, damage)
+    res = cli.invoke(app, ["report", str(run)])
+    assert res.exit_code == 0 or isinstance(res.exception, SystemExit), repr(res.exception)
+    try:
+        fake_resume(run)
+    except EvoTrainerError:
+        return
+    assert (run / "summary.json").is_file()
+
+
+@st.composite
+def archives(draw, entry: dict) -> str:
+    """front.json: the real best entry with values replaced or keys dropped, random JSON,
+    random bytes or deep nesting."""
+    kind = draw(st.sampled_from(["entry", "entry", "entry", "json", "bytes", "deep"]))
+    if kind == "bytes":
+        return draw(st.binary(max_size=200)).decode("latin-1")
+    if kind == "deep":
+        return DEEP
+    if kind == "json":
+        return json.dumps({"front": draw(st.lists(fuzz_values, max_size=3))})
+    e = json.loads(json.dumps(entry))
+    for _ in range(draw(st.integers(1, 3))):
+        where = draw(places(e))
+        if not where:
+            continue
+        if draw(st.booleans()):
+            _replace_at(e, where, draw(fuzz_values))
+        else:
+            node = e
+            for step in where[:-1]:
+                node = node[step]
+            node.pop(where[-1])
+    return json.dumps({"front": [e]})
+
+
+@given(data=st.data())
+def test_run_from_a_random_init_from_archive_fails_cleanly(finished_run, tmp_path_factory, data):
+    src = _copy(finished_run, tmp_path_factory)
+    entry = json.loads((src / "front.json").read_text())["front"][0]
+    (src / "front.json").write_text(data.draw(archives(entry)), encoding="utf-8")
+    new = src.parent / "new"
+    res = cli.invoke(app, ["run", "--run-dir", str(new), "--init-from", str(src), *NO_MODEL])
+    _ok(res)
+    if "--init-from" in res.output:  # refused: before anything was made
+        assert not new.exists()
+
+
+@st.composite
+def event_lines(draw, real: list[dict]) -> bytes:
+    """An events.jsonl: real events with fields replaced or dropped, random JSON, random bytes
+    (invalid UTF-8 too), deep nesting, torn lines."""
+    lines = []
+    for _ in range(draw(st.integers(0, 12))):
+        kind = draw(st.sampled_from(["real", "mutated", "mutated", "json", "bytes", "deep"]))
+        if kind == "bytes":
+            lines.append(draw(st.binary(max_size=60)).replace(b"\n", b" "))
+        elif kind == "deep":
+            lines.append(DEEP.encode())
+        elif kind == "json":
+            lines.append(json.dumps(draw(fuzz_values)).encode())
+        else:
+            e = json.loads(json.dumps(draw(st.sampled_from(real))))
+            if kind == "mutated":
+                where = draw(places(e))
+                if where:
+                    _replace_at(e, where, draw(fuzz_values))
+            lines.append(json.dumps(e).encode())
+    return b"\n".join(lines) + (b"\n" if lines and draw(st.booleans()) else b"")
+
+
+@given(data=st.data())
+def test_report_on_a_random_events_file_never_crashes(finished_run, tmp_path_factory, data):
+    from evotrainer.run.events import read_events
+
+    run = _copy(finished_run, tmp_path_factory)
+    real = read_events(run / "events.jsonl")
+    (run / "events.jsonl").write_bytes(data.draw(event_lines(real)))
+    assert all(isinstance(e, dict) for e in read_events(run / "events.jsonl"))
+    res = cli.invoke(app, ["report", str(run)])
+    assert res.exit_code == 0, f"{res.output}\n{res.exception!r}"

@@ -149,7 +149,7 @@ class ValidationResult:
     """Metrics of one policy on a validation set: per-instance rows and aggregates, and s_val."""
 
     s_val: float
-    aggregates: Mapping[str, float]
+    aggregates: Mapping[str, float | None]
     per_instance: tuple[Mapping[str, Any], ...] = field(default=())
     n: int = 0
     truncation: str = ""

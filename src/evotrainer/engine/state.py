@@ -27,6 +27,7 @@ from evotrainer.run.checkpoint import (
     save_checkpoint,
 )
 from evotrainer.run.data_identity import check_same_data, instances_sha256
+from evotrainer.run.plain import typed
 from evotrainer.run.rundir import RunDirectory
 from evotrainer.run.validation_set import check_same_validation
 from evotrainer.tasks.base import Task
@@ -107,12 +108,15 @@ class State:
             self.surrogate.load_state_dict(s["surrogate"])
         self._suspects = set(s.get("suspects", []))
         self.validator.memo = {
-            pid: ValidationResult(
-                s_val=r["s_val"],
-                aggregates=r["aggregates"],
-                per_instance=tuple(r["per_instance"]),
-                n=r["n"],
-                truncation=r["truncation"],
+            pid: typed(
+                ValidationResult,
+                {
+                    "s_val": r["s_val"],
+                    "aggregates": r["aggregates"],
+                    "per_instance": tuple(r["per_instance"]),
+                    "n": r["n"],
+                    "truncation": r["truncation"],
+                },
             )
             for pid, r in s["validation_memo"].items()
         }

@@ -36,6 +36,7 @@ from evotrainer.operators.repair import repair_child
 from evotrainer.operators.variations import seed_variations
 from evotrainer.operators.vocabulary import GENERAL, InstructionVocabulary
 from evotrainer.policy.genome import PolicyGenome
+from evotrainer.run.plain import typed
 from evotrainer.tasks.base import FeedbackEdit
 from evotrainer.types import Instance
 
@@ -322,9 +323,9 @@ class PolicyOptimizer:
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         self.generation = int(state["generation"])
         self.population = [PolicyGenome.from_json(p) for p in state["population"]]
-        self.fitness = {pid: PolicyFitness(**f) for pid, f in state["fitness"].items()}
+        self.fitness = {pid: typed(PolicyFitness, f) for pid, f in state["fitness"].items()}
         self.seen = set(state["seen"])
-        self.op_stats = {k: OperatorStats(**v) for k, v in state["op_stats"].items()}
+        self.op_stats = {k: typed(OperatorStats, v) for k, v in state["op_stats"].items()}
         self.rng = rng_from_state(state["rng"])
         self.protected = state.get("protected")
         self.moves = [(str(k), str(v)) for k, v in state.get("moves", [])]

@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from evotrainer.errors import EvoTrainerError
+from evotrainer.config import load_yaml
+from evotrainer.errors import ConfigError, EvoTrainerError
 from evotrainer.run import events as ev
 from evotrainer.run.events import read_events
 
@@ -232,12 +231,11 @@ def load_run(run_dir: Path) -> RunData:
     config: dict[str, Any] = {}
     if cfg_file.is_file():
         config_text = cfg_file.read_bytes().decode("utf-8", errors="replace")
-        try:
-            loaded = yaml.safe_load(config_text)
+        try:  # load_yaml: no alias bombs either
+            loaded = load_yaml(config_text, "config.yaml")
             config = loaded if isinstance(loaded, dict) else {}
-        except (yaml.YAMLError, RecursionError) as exc:
-            why = "nested too deeply" if isinstance(exc, RecursionError) else exc
-            notes.append(f"could not parse config.yaml: {why}")
+        except ConfigError as exc:
+            notes.append(f"could not parse config.yaml: {exc}")
     events = [e for e in read_events(events_file) if isinstance(e, dict)]
     data = RunData(run_dir, config, config_text, events, notes=notes)
     summary = _read_json(run_dir / "summary.json", notes)

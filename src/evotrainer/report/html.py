@@ -8,7 +8,7 @@ import difflib
 import html
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -120,6 +120,20 @@ def _img(path: Path | None, alt: str) -> str:
 def _card(title: str, body: str, cls: str = "", anchor: str = "") -> str:
     ident = f' id="{esc(anchor)}"' if anchor else ""
     return f'<section class="card {cls}"{ident}><h2>{esc(title)}</h2>{body}</section>'
+
+
+def guarded(part: Callable[[], str], what: str) -> str:
+    """``part()``, or a note saying it could not be shown: a run directory is untrusted input,
+    and a value of the wrong shape in it (crafted or damaged) costs one part of the report, not
+    the report."""
+    try:
+        return part()
+    except Exception as exc:  # noqa: BLE001 - any malformed data: say so, show the rest
+        return (
+            f'<p class="missing">Could not show {esc(what)}: the run directory holds data of '
+            f"a shape this version does not read ({esc(type(exc).__name__)}: "
+            f"{esc(str(exc)[:200])}).</p>"
+        )
 
 
 def _weights(w: Mapping[str, Any] | None) -> str:
@@ -472,40 +486,52 @@ def render_page(run: RunData, plots: Mapping[str, Path]) -> str:
         "harness) pair is archived; the star is the best archived pair, dashed red lines mark "
         "rollbacks.</p>"
     )
-    sections = [
-        _card(
+    parts: list[tuple[str, Callable[[], str], str, str]] = [
+        (
             f"Confirmation on held-out {run.words['instances']}",
-            _confirmation(run),
+            lambda: _confirmation(run),
             "full",
             "confirmation",
         ),
-        _card("s_val per outer step", _img(plots.get("s_val"), "s_val") + sv),
-        _card("Fitness per generation", _img(plots.get("fitness"), "fitness")),
-        _card("Harness trajectory", _img(plots.get("harness"), "harness")),
-        _card("Population diversity", _img(plots.get("diversity"), "diversity")),
-        _card("Outer steps: harness variants", _outer_table(run), "full", "outer"),
-        _card(
+        ("s_val per outer step", lambda: _img(plots.get("s_val"), "s_val") + sv, "", ""),
+        ("Fitness per generation", lambda: _img(plots.get("fitness"), "fitness"), "", ""),
+        ("Harness trajectory", lambda: _img(plots.get("harness"), "harness"), "", ""),
+        ("Population diversity", lambda: _img(plots.get("diversity"), "diversity"), "", ""),
+        ("Outer steps: harness variants", lambda: _outer_table(run), "full", "outer"),
+        (
             "Meta-objective: the front",
-            front_section(run, plots.get("front"), _img, _table, esc),
+            lambda: front_section(run, plots.get("front"), _img, _table, esc),
             "full",
             "front",
         ),
-        _card("Human review", human_section(run, _table, esc), "full", "human"),
-        _card("Defences", defences_section(run), "full", "defences"),
-        _card("Operator statistics", _operators(run, plots.get("operators")), "", "operators"),
-        _card("Budget", _budget(run), "", "budget"),
-        _card("Best policy: lineage and text", _lineage(run), "full", "lineage"),
-        _card(
+        ("Human review", lambda: human_section(run, _table, esc), "full", "human"),
+        ("Defences", lambda: defences_section(run), "full", "defences"),
+        (
+            "Operator statistics",
+            lambda: _operators(run, plots.get("operators")),
+            "",
+            "operators",
+        ),
+        ("Budget", lambda: _budget(run), "", "budget"),
+        ("Best policy: lineage and text", lambda: _lineage(run), "full", "lineage"),
+        (
             f"Best policy on validation {run.words['instances']}",
-            _examples(run),
+            lambda: _examples(run),
             "full",
             "examples",
         ),
-        _card(
+        (
             "Config",
-            f"<details><summary>config.yaml</summary><pre>{esc(run.config_text)}</pre></details>",
+            lambda: (
+                "<details><summary>config.yaml</summary>"
+                f"<pre>{esc(run.config_text)}</pre></details>"
+            ),
             "full",
+            "",
         ),
+    ]
+    sections = [
+        _card(title, guarded(part, f"“{title}”"), cls, anchor) for title, part, cls, anchor in parts
     ]
     title = f"EvoTrainer report – {run.path.name}"
     return (
@@ -514,7 +540,7 @@ def render_page(run: RunData, plots: Mapping[str, Path]) -> str:
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{esc(title)}</title><style>{CSS}</style></head>"
-        f"<body><main>{_header(run)}"
+        f"<body><main>{guarded(lambda: _header(run), 'the header')}"
         f'<div class="grid">{"".join(sections)}</div>'
         "<footer>Generated by evotrainer report · self-contained file, no network access"
         "</footer></main></body></html>\n"

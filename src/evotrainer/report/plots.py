@@ -269,7 +269,11 @@ def all_plots(run: RunData, out: Path) -> dict[str, Path]:
     }
     made = {}
     for name, fn in plots.items():
-        path = fn(run, out)
+        try:
+            path = fn(run, out)
+        except Exception as exc:  # noqa: BLE001 - malformed run data: no plot, say so
+            run.notes.append(f"could not draw the {name} plot ({type(exc).__name__}: {exc})")
+            continue
         if path is not None:
             made[name] = path
     return made

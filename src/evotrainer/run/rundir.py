@@ -32,10 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from evotrainer.config import RunConfig, config_from_dict
-from evotrainer.errors import CheckpointError, RunDirectoryError
+from evotrainer.config import RunConfig, config_from_dict, load_yaml
+from evotrainer.errors import CheckpointError, ConfigError, RunDirectoryError
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.run.checkpoint import atomic_write
 from evotrainer.run.events import JsonlLog
@@ -103,11 +101,10 @@ class RunDirectory:
         if (path / LOCK_NAME).exists():
             RunLock(path).check_free()  # in use: say so before a model loads
         check_no_links(path)
-        try:
-            data = yaml.safe_load(cfg_file.read_text(encoding="utf-8")) or {}
-        except (yaml.YAMLError, UnicodeDecodeError, RecursionError) as exc:
-            why = "nested too deeply" if isinstance(exc, RecursionError) else exc
-            raise CheckpointError(f"{cfg_file}: not a readable config: {why}") from None
+        try:  # load_yaml: no alias bombs either
+            data = load_yaml(cfg_file.read_text(encoding="utf-8"), str(cfg_file)) or {}
+        except (ConfigError, UnicodeDecodeError) as exc:
+            raise CheckpointError(f"{cfg_file}: not a readable config: {exc}") from None
         if not isinstance(data, dict):
             raise CheckpointError(f"{cfg_file}: the top level must be a mapping of sections")
         config = config_from_dict(data, str(cfg_file))

@@ -201,13 +201,14 @@ def check_same_validation(vset: ValidationSet, state: Mapping[str, Any]) -> None
     if isinstance(recorded, dict):
         parts = {"selection": vset.selection, "confirmation": vset.confirmation}
         for name, now_part in parts.items():
-            before = list(recorded.get(name) or [])
+            before = recorded.get(name) or []
+            before = list(before) if isinstance(before, list) else [before]
             now = [i.id for i in now_part]
             if before != now:
                 _changed(name, before, now, vset)
         return
-    memo = state.get("validation_memo") or {}
-    for result in memo.values():
+    memo = state.get("validation_memo")
+    for result in memo.values() if isinstance(memo, dict) else ():
         rows = result.get("per_instance") or [] if isinstance(result, dict) else []
         before = [r.get("instance_id") for r in rows if isinstance(r, dict)]
         now = [i.id for i in vset.selection]

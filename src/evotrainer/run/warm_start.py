@@ -26,9 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from evotrainer.errors import CheckpointError, RunDirectoryError
+from evotrainer.config import load_yaml
+from evotrainer.errors import CheckpointError, ConfigError, RunDirectoryError
 from evotrainer.harness.genome import HarnessGenome
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.types import Lineage
@@ -68,11 +67,10 @@ def _config(run_dir: Path) -> dict[str, Any]:
             f"--init-from {run_dir}: not a run directory (no config.yaml); give the --run-dir of "
             "an earlier run"
         )
-    try:
-        data = yaml.safe_load(cfg_file.read_text(encoding="utf-8")) or {}
-    except (yaml.YAMLError, UnicodeDecodeError, OSError, RecursionError) as exc:
-        why = "nested too deeply" if isinstance(exc, RecursionError) else exc
-        raise RunDirectoryError(f"--init-from {cfg_file}: not a readable config: {why}") from None
+    try:  # load_yaml: no alias bombs either
+        data = load_yaml(cfg_file.read_text(encoding="utf-8"), str(cfg_file)) or {}
+    except (ConfigError, UnicodeDecodeError, OSError) as exc:
+        raise RunDirectoryError(f"--init-from {cfg_file}: not a readable config: {exc}") from None
     if not isinstance(data, dict):
         raise RunDirectoryError(f"--init-from {cfg_file}: not a config")
     return data
