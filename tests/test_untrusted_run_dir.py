@@ -187,17 +187,17 @@ def test_resume_refuses_a_setting_a_task_marks_as_running_code(tmp_path, monkeyp
         RunDirectory.open(run_dir)
 
 
-BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
-    f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n"
+BOMB = "model:\n  extra_body:\n    a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"    {c}: &{c} [{', '.join(['*' + p] * 10)}]\n"
     for p, c in zip("abcdefgh", "bcdefghi", strict=True)
-)
+)  # 10**9 values once expanded, all under model.extra_body (a valid key)
 
 
 def test_an_alias_bomb_in_config_yaml_is_refused_by_resume_report_and_init_from(tmp_path):
     from evotrainer.run.warm_start import check_source
 
     run_dir = _killed_run(tmp_path)
-    (run_dir / "config.yaml").write_text(BOMB.replace("a: &a", "model:\n  extra_body:\n    k: &a"))
+    (run_dir / "config.yaml").write_text(BOMB)
     with pytest.raises(CheckpointError, match="not a readable config"):
         RunDirectory.open(run_dir)
     with pytest.raises(RunDirectoryError, match="not a readable config"):
