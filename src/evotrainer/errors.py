@@ -55,3 +55,13 @@ class CacheError(EvoTrainerError):
 
 class RunFailed(EvoTrainerError):
     """A run ended without a policy it can return (e.g. every policy broke the constitution)."""
+
+
+class MissingExtraError(ConfigError):
+    """A feature needs an optional extra that is not installed (e.g. distillation needs
+    ``pip install 'evotrainer[distill]'``). The message names the extra and the install command."""
+
+
+class DistillError(EvoTrainerError):
+    """LoRA distillation could not train or export an adapter (no training pair fits the
+    sequence length, the loss became NaN, the adapter file is unreadable ...)."""
