@@ -1,0 +1,140 @@
+"""Export a trained LoRA as a llama.cpp GGUF adapter (what llama.cpp's
+``convert_lora_to_gguf.py`` writes for a peft adapter of a Llama model), named by its sha256.
+
+The file holds ``general.type = adapter``, ``general.architecture`` of the base model,
+``adapter.type = lora``, ``adapter.lora.alpha``, and per adapted projection two float32 tensors
+``<base tensor>.lora_a`` (numpy shape [rank, n_in], ggml ne [n_in, rank]) and
+``<base tensor>.lora_b`` ([n_out, rank], ne [rank, n_out]), base tensor names as in the GGUF
+(``blk.N.attn_q.weight`` ...). llama.cpp adds ``alpha / rank * B @ A @ x``, peft's own scale.
+
+transformers undoes llama.cpp's rotary permutation of the Q and K weights when it loads a GGUF,
+so the peft model's q_proj / k_proj are in Hugging Face's row order; the converter permutes
+them back, and so do we: the rows of B (the output side) of attn_q and attn_k, A unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from evotrainer.distill import extra
+from evotrainer.distill.adapter_file import adapter_file_name, sha256_file
+from evotrainer.errors import DistillError
+
+_KEY = re.compile(r"^(?:base_model\.model\.)?(.+)\.lora_([AB])(?:\.default)?\.weight$")
+
+
+def lora_tensors(peft_model: Any) -> dict[str, tuple[Any, Any]]:
+    """{Hugging Face module name (``model.layers.0.self_attn.q_proj``): (A, B)} as float32
+    numpy arrays, from the peft model's adapter state. Raises DistillError when a module has
+    only one of A and B."""
+    from peft import get_peft_model_state_dict
+
+    parts: dict[str, dict[str, Any]] = {}
+    for key, value in get_peft_model_state_dict(peft_model).items():
+        m = _KEY.match(key)
+        if m is None:
+            raise DistillError(f"unexpected tensor {key!r} in the LoRA state (not lora_A/B)")
+        parts.setdefault(m.group(1), {})[m.group(2)] = value.detach().float().cpu().numpy()
+    out = {}
+    for name, ab in parts.items():
+        if set(ab) != {"A", "B"}:
+            raise DistillError(f"LoRA module {name} lacks lora_{'B' if 'A' in ab else 'A'}")
+        out[name] = (ab["A"], ab["B"])
+    return out
+
+
+def _rope_permute(w: Any, n_head: int) -> Any:
+    """llama.cpp's ``LlamaModel.permute`` on the output rows of ``w``."""
+    return (
+        w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:])
+        .swapaxes(1, 2)
+        .reshape(w.shape)
+    )
+
+
+def gguf_tensors(tensors: dict[str, tuple[Any, Any]], config: Any) -> list[tuple[str, Any]]:
+    """The (name, array) list to write, in a fixed order, for a Llama ``config`` (transformers'
+    LlamaConfig: num_hidden_layers, num_attention_heads, num_key_value_heads). Raises
+    DistillError for another architecture or a module with no GGUF name."""
+    import gguf
+    import numpy as np
+
+    if getattr(config, "model_type", None) != "llama":
+        raise DistillError(
+            f"GGUF LoRA export knows Llama models only, not {getattr(config, 'model_type', '?')}"
+        )
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, int(config.num_hidden_layers))
+    n_head = int(config.num_attention_heads)
+    n_kv = int(getattr(config, "num_key_value_heads", None) or n_head)
+    out = []
+    for hf_name in sorted(tensors, key=_natural):
+        a, b = tensors[hf_name]
+        base = names.get_name(hf_name + ".weight", try_suffixes=(".weight",))
+        if base is None:
+            raise DistillError(f"LoRA module {hf_name} has no tensor in the GGUF model")
+        if hf_name.endswith("self_attn.q_proj"):
+            b = _rope_permute(b, n_head)
+        elif hf_name.endswith("self_attn.k_proj"):
+            b = _rope_permute(b, n_kv)
+        out.append((f"{base}.lora_a", np.ascontiguousarray(a, dtype=np.float32)))
+        out.append((f"{base}.lora_b", np.ascontiguousarray(b, dtype=np.float32)))
+    return out
+
+
+def _natural(name: str) -> list[Any]:
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
+
+
+def write_gguf_adapter(
+    tensors: dict[str, tuple[Any, Any]],
+    alpha: float,
+    config: Any,
+    out_dir: str | Path,
+    arch: str = "llama",
+    metadata: dict[str, str] | None = None,
+) -> tuple[Path, str]:
+    """Write the adapter to ``out_dir/<sha256>.gguf`` (atomic rename of a temporary file) and
+    return (path, sha256). The same tensors give the same bytes. Raises DistillError when the
+    file cannot be written."""
+    extra.require("exporting a LoRA adapter")
+    import gguf
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir / f".lora-{os.getpid()}.gguf.part"
+    try:
+        w = gguf.GGUFWriter(str(tmp), arch)
+        w.add_type(gguf.GGUFType.ADAPTER)
+        w.add_string(gguf.Keys.Adapter.TYPE, "lora")
+        w.add_float32(gguf.Keys.Adapter.LORA_ALPHA, float(alpha))
+        for key, value in sorted((metadata or {}).items()):
+            w.add_string(f"evotrainer.{key}", str(value))
+        for name, arr in gguf_tensors(tensors, config):
+            w.add_tensor(name, arr)
+        w.write_header_to_file()
+        w.write_kv_data_to_file()
+        w.write_tensors_to_file()
+        w.close()
+        sha = sha256_file(tmp)
+        path = out_dir / adapter_file_name(sha)
+        tmp.replace(path)
+    except OSError as exc:
+        raise DistillError(f"could not write the LoRA adapter to {out_dir}: {exc}") from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path, sha
+
+
+def write_adapter(trained: Any, out_dir: str | Path) -> tuple[Path, str]:
+    """Export a ``train.TrainedLora`` to ``out_dir/<sha256>.gguf``; returns (path, sha256)."""
+    s = trained.settings
+    return write_gguf_adapter(
+        lora_tensors(trained.model),
+        alpha=s.alpha,
+        config=trained.model.get_base_model().config,
+        out_dir=out_dir,
+        metadata={"lora.rank": str(s.rank), "base_model": trained.base_path.name},
+    )
