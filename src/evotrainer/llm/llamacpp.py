@@ -12,6 +12,7 @@ object is not thread-safe.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import threading
@@ -106,7 +107,14 @@ class LlamaCppLLM(BaseLLM):
         label: str | None = None,
         batch_size: int = 1,
         draft_tokens: int = 0,
+        lora_path: str | Path | None = None,
+        lora_sha256: str | None = None,
     ) -> None:
+        """``lora_path``: a llama.cpp GGUF LoRA adapter (evotrainer.distill) applied to every
+        answer, the batched ones too; its bytes are checked against ``lora_sha256`` (or its
+        name, when the name is its hash) and a mismatch raises DataError before anything is
+        loaded (distill/adapter_file.py). The adapter's hash joins ``model_id``, so cached
+        answers never mix with the base model's."""
         from evotrainer.llm.spec import VALID_FORMS
 
         path = Path(model_path)
@@ -121,21 +129,34 @@ class LlamaCppLLM(BaseLLM):
                 "the embedded backend needs llama-cpp-python (pip install llama-cpp-python)"
             ) from exc
         threads = n_threads or auto_threads()
-        try:
-            self._llm = Llama(
-                model_path=str(path),
-                n_ctx=n_ctx,
-                n_threads=threads,
-                n_threads_batch=threads,  # prompt batches too (llama-cpp-python: every core)
-                seed=seed,
-                chat_format=chat_format,
-                verbose=False,
-            )
-        except (ValueError, RuntimeError) as exc:
-            raise ModelSpecError(f"could not load GGUF model {path}: {exc}") from exc
+        with contextlib.ExitStack() as stack:
+            lora: dict[str, Any] = {}
+            self.lora_sha256: str | None = None
+            if lora_path is not None:
+                from evotrainer.distill.adapter_file import verified_copy
+
+                copy, self.lora_sha256 = stack.enter_context(verified_copy(lora_path, lora_sha256))
+                lora = {"lora_path": str(copy)}
+            try:
+                self._llm = Llama(
+                    model_path=str(path),
+                    n_ctx=n_ctx,
+                    n_threads=threads,
+                    n_threads_batch=threads,  # prompt batches too (llama-cpp-python: every core)
+                    seed=seed,
+                    chat_format=chat_format,
+                    verbose=False,
+                    **lora,
+                )
+            except (ValueError, RuntimeError) as exc:
+                what = f" with LoRA adapter {lora_path}" if lora else ""
+                raise ModelSpecError(f"could not load GGUF model {path}{what}: {exc}") from exc
         self.path = path
+        self.lora_path = Path(lora_path) if lora_path is not None else None
         self.n_threads = threads
         self.model_id = f"local:{label or path.name}:{path.stat().st_size}"
+        if self.lora_sha256:
+            self.model_id += f"+lora:{self.lora_sha256}"
         self.context_size = int(self._llm.n_ctx())
         self._lock = threading.Lock()
         self.batch_size = max(1, int(batch_size))
@@ -241,7 +262,7 @@ class LlamaCppLLM(BaseLLM):
             return [r for r in out if r is not None]
 
     def describe(self) -> dict[str, Any]:
-        return {
+        out = {
             "backend": "llama.cpp (embedded)",
             "model": str(self.path),
             "context": self.context_size,
@@ -249,3 +270,6 @@ class LlamaCppLLM(BaseLLM):
             "batch_size": self.batch_size,
             "draft_tokens": self.draft_tokens,
         }
+        if self.lora_path is not None:
+            out.update(lora_adapter=str(self.lora_path), lora_sha256=self.lora_sha256)
+        return out

@@ -359,6 +359,8 @@ class BatchDecoder:
         self.store = PrefixStore(PREFIX_STORE_BYTES)
 
     def _context(self, seq_ctx: int) -> None:
+        import ctypes
+
         import llama_cpp
         from llama_cpp import _internals as internals
 
@@ -375,6 +377,13 @@ class BatchDecoder:
         # the idle cores), not llama-cpp-python's default for batches (every core)
         params.n_threads_batch = params.n_threads
         self._ctx = internals.LlamaContext(model=self.llm._model, params=params, verbose=False)
+        adapter = getattr(self.llm, "_lora_adapter", None)
+        if adapter is not None:  # the sequential context's LoRA adapter, on this context too
+            adapters = (llama_cpp.llama_adapter_lora_p_ctypes * 1)(adapter)
+            scales = (ctypes.c_float * 1)(self.llm.lora_scale)
+            if llama_cpp.llama_set_adapters_lora(self._ctx.ctx, adapters, 1, scales):
+                self.close()
+                raise RuntimeError("could not set the LoRA adapter on the batch context")
         n_tokens = max(self.n_batch, self.max_sequences * (1 + self.draft_tokens))
         self._batch = internals.LlamaBatch(n_tokens=n_tokens, embd=0, n_seq_max=1, verbose=False)
         self.seq_ctx = seq_ctx

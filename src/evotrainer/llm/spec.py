@@ -40,7 +40,20 @@ class LLMStack:
     cache: ResponseCache | None
 
 
-def build_backend(cfg: ModelConfig, seed: int = 0, ray: RayConfig | None = None) -> LLMClient:
+def build_backend(
+    cfg: ModelConfig,
+    seed: int = 0,
+    ray: RayConfig | None = None,
+    lora_path: str | Path | None = None,
+    lora_sha256: str | None = None,
+) -> LLMClient:
+    """``lora_path``: a GGUF LoRA adapter for an embedded (``local:``) model, verified by hash
+    before it is loaded (LlamaCppLLM); other backends refuse one with ModelSpecError."""
+    if lora_path is not None and (ray is not None or not cfg.spec.strip().startswith("local:")):
+        raise ModelSpecError(
+            f"model spec {cfg.spec!r}: a LoRA adapter is served by the embedded llama.cpp "
+            "backend only (local:..., runner local)"
+        )
     if ray is not None:
         from evotrainer.llm.ray_pool import RayPoolLLM
 
@@ -57,6 +70,8 @@ def build_backend(cfg: ModelConfig, seed: int = 0, ray: RayConfig | None = None)
             "batch_size": cfg.batch_size,
             "draft_tokens": cfg.draft_tokens,
         }
+        if lora_path is not None:
+            kw.update(lora_path=lora_path, lora_sha256=lora_sha256)
         if rest == "smollm2":
             return LlamaCppLLM(smollm2_path(), label="smollm2", **kw)
         if rest.startswith("smollm2-"):
