@@ -31,8 +31,11 @@ $(LLAMA_STAMP):
 		$(BIN)/pip install --quiet --no-cache-dir "llama-cpp-python[server]>=0.3.2,<0.4"
 	touch $(LLAMA_STAMP)
 
+# torch pinned first: a CPU build of 2.13.0 lies on this project's machines, while the distill
+# extra's loose range (torch>=2.4) would otherwise fetch a CUDA build of several GB
 $(STAMP): pyproject.toml $(LLAMA_STAMP)
-	$(BIN)/pip install --quiet -e ".[dev]"
+	$(BIN)/pip install --quiet "torch==2.13.0"
+	$(BIN)/pip install --quiet -e ".[dev,distill]"
 	touch $(STAMP)
 
 setup: $(STAMP)
