@@ -80,7 +80,7 @@ def test_an_outer_step_by_rank_costs_no_call_and_says_why(tmp_path):
             "validation": {"data": str(val), "limit": 8, "confirm": 4, "race_first": 2},
         }
     )
-    CoEvolution(cfg, task=task, llm=scripted(task)).run(tmp_path / "run")
+    summary = CoEvolution(cfg, task=task, llm=scripted(task)).run(tmp_path / "run").summary
     events = [json.loads(x) for x in (tmp_path / "run" / "events.jsonl").read_text().splitlines()]
     steps = [e for e in events if e["type"] == "outer_step"]
     ranked = [e for e in steps if e.get("selection") == "rank"]
@@ -91,6 +91,28 @@ def test_an_outer_step_by_rank_costs_no_call_and_says_why(tmp_path):
         assert all(s is None for s in e["s_vals"])
     trial_steps = {e["outer_step"] for e in events if e["type"] == "trial_started"}
     assert not trial_steps & {e["outer_step"] for e in ranked}  # no trial run in a rank step
+    from evotrainer.report.build import build_report
+
+    html = build_report(tmp_path / "run").read_text()
+    assert "Rank judgement" in html and "rho, base (later)" in html
+    picture = summary["rank_picture"]  # each rank decision, judged on policies it never saw
+    assert [p["outer_step"] for p in picture] == [e["outer_step"] for e in ranked]
+    assert all(p["n_later"] >= 0 and {"chosen_rho", "base_rho"} <= set(p) for p in picture)
+
+
+def test_unseen_correlations_judge_a_decision_on_the_policies_validated_after_it():
+    from evotrainer.evaluation.rank_judge import unseen_correlations
+
+    validated = {f"p{i}": result(0.1 * i, rows(0.1 * i, 1 - 0.1 * i)) for i in range(12)}
+    decisions = [
+        {"step": 1, "validated_before": 5, "chosen": {"weights": {"a": 1.0}}},
+        {"step": 2, "validated_before": 9, "chosen": {"weights": {"b": 1.0}}},
+        {"step": 3, "chosen": {"weights": {"a": 1.0}}},  # not a rank decision: skipped
+    ]
+    got = unseen_correlations(validated, decisions, {"b": 1.0}, rescore)
+    assert got[0] == {"outer_step": 1, "n_later": 7, "chosen_rho": 1.0, "base_rho": -1.0}
+    assert got[1]["n_later"] == 3 and got[1]["chosen_rho"] is None  # too few came later
+    assert len(got) == 2
 
 
 def test_with_an_unlabelled_pool_answers_are_rescored_without_references(tmp_path):

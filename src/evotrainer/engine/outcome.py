@@ -10,6 +10,7 @@ from typing import Any
 
 from evotrainer.errors import BudgetExceeded, EvoTrainerError, RunFailed
 from evotrainer.evaluation.confirmation import Confirmation, confirm
+from evotrainer.evaluation.rank_judge import unseen_correlations
 from evotrainer.llm.budget import Budget
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.run import events as ev
@@ -141,6 +142,9 @@ class Outcome:
                 "evaluations_saved": self.judge.race_saved,
             },
             "surrogate": self.surrogate.summary() if self.surrogate else None,
+            "rank_picture": unseen_correlations(
+                self.validator.memo, self.hopt.decisions, self.hopt.base.weights, self._rank_scores
+            ),
             "operators": {k: v.as_dict() for k, v in sorted(self.inner.op_stats.items())},
             "seed": self.cfg.seed,
             "model": self.stack.backend.model_id,

@@ -149,6 +149,8 @@ class OuterStep:
             f"its reward ranks the {len(found.policies)} validated policies best (rho {best:+.2f})"
         )
         decision = self.hopt.tell(scores, None, why)
+        # the policies validated so far: what the decision saw (the rank picture, summary.json)
+        self.hopt.decisions[-1]["validated_before"] = len(self.validator.memo)
         self.inner.refit(
             self.fitness_of(self.inner.population, batch, self.harness, drawn=self.drawn)
         )

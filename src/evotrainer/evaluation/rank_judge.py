@@ -72,3 +72,36 @@ def evidence(validated: Mapping[str, ValidationResult], rescore: Rescore) -> Ran
 def judge(ev: RankEvidence, variants: Sequence[Mapping[str, float]]) -> list[float]:
     """Each variant's rank correlation (its weights' reward against s_val)."""
     return [ev.correlation(w) for w in variants]
+
+
+def unseen_correlations(
+    validated: Mapping[str, ValidationResult],
+    decisions: Sequence[Mapping[str, object]],
+    base: Mapping[str, float],
+    rescore: Rescore,
+) -> list[dict[str, object]]:
+    """How well each rank decision's chosen reward, and the base reward, rank the policies
+    validated *after* that decision (the ones it never saw), in the order ``validated`` holds
+    them: one entry per decision that recorded ``validated_before`` (the number of policies
+    validated when it was made). ``chosen``/``base``: Spearman's rho, None when fewer than
+    ``MIN_POLICIES`` came later."""
+    order = list(validated.items())
+    out: list[dict[str, object]] = []
+    for d in decisions:
+        before = d.get("validated_before")
+        if not isinstance(before, int):
+            continue
+        later = dict(order[before:])
+        found = evidence(later, rescore)
+        chosen = d.get("chosen")
+        weights = chosen.get("weights", {}) if isinstance(chosen, Mapping) else {}
+        entry: dict[str, object] = {"outer_step": d.get("step"), "n_later": len(later)}
+        if found is None:
+            entry.update(chosen_rho=None, base_rho=None)
+        else:
+            entry.update(
+                chosen_rho=found.correlation(weights),  # type: ignore[arg-type]
+                base_rho=found.correlation(base),
+            )
+        out.append(entry)
+    return out

@@ -478,6 +478,7 @@ def _budget(run: RunData) -> str:
 def render_page(run: RunData, plots: Mapping[str, Path]) -> str:
     from evotrainer.report.defences import defences_section  # it uses this module's helpers
     from evotrainer.report.meta import front_section, human_section
+    from evotrainer.report.ranking import ranking_section
 
     sv = (
         '<p class="sub">Line: s_val of the incumbent best at the start, at each outer step and at '
@@ -498,6 +499,12 @@ def render_page(run: RunData, plots: Mapping[str, Path]) -> str:
         ("Harness trajectory", lambda: _img(plots.get("harness"), "harness"), "", ""),
         ("Population diversity", lambda: _img(plots.get("diversity"), "diversity"), "", ""),
         ("Outer steps: harness variants", lambda: _outer_table(run), "full", "outer"),
+        (
+            "Rank judgement: does the reward order policies as s_val does?",
+            lambda: ranking_section(run, _table),
+            "full",
+            "ranking",
+        ),
         (
             "Meta-objective: the front",
             lambda: front_section(run, plots.get("front"), _img, _table, esc),
