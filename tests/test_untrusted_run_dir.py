@@ -377,6 +377,7 @@ def test_a_checkpoint_field_set_to_infinity_is_a_clear_error(tmp_path, field):
     _tamper_latest(run_dir, infinite)
     with pytest.raises(CheckpointError, match="not a checkpoint this version can read"):
         fake_resume(run_dir)
+    _edit_config(run_dir, lambda d: d["model"].update(spec="fake:echo"))  # never the real model
     res = cli.invoke(app, ["resume", str(run_dir)])
     assert res.exit_code == 2 and "Traceback" not in res.output
 

@@ -179,12 +179,14 @@ class State:
         command line named (config.yaml's are taken only when they match or are the
         environment's: run/resume_settings.py)."""
         rd = RunDirectory.open(Path(run_dir), base_url, ray_address)
+        # the checkpoint is read before a model loads: a damaged run is named at once
+        saved = load_latest(rd.path) if checkpoint_files(rd.path / "checkpoints") else None
         co = cls(
             rd.config, task=task, llm=llm, observers=observers, validation=validation, runner=runner
         )
-        if not checkpoint_files(rd.path / "checkpoints"):
+        if saved is None:
             return co._start_again(), rd.path
-        state, path, warnings = load_latest(rd.path)
+        state, path, warnings = saved
         check_same_validation(co.validation_set, state)
         check_same_data(state.get("data_sha256"), co.data_sha256(), co._data_sources())
         load_state_into(co, state, path)  # a malformed state is a CheckpointError
