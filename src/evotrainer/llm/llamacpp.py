@@ -13,11 +13,13 @@ object is not thread-safe.
 from __future__ import annotations
 
 import contextlib
+import io
 import math
 import os
+import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +98,20 @@ def requantized_smollm2(fmt: str, cache_dir: Path) -> Path:
     return out
 
 
+@contextlib.contextmanager
+def _without_fallback_notices() -> Iterator[None]:
+    """Python's stderr while llama.cpp loads a LoRA adapter, less its notice for every adapted
+    tensor of repacked weights (Q4_0: "lora for 'blk.0.attn_q.weight' cannot use buft
+    'CPU_REPACK', fallback to CPU", 210 lines per load); every other line is passed on."""
+    buf = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(buf):
+            yield
+    finally:
+        kept = [x for x in buf.getvalue().splitlines(True) if "cannot use buft" not in x]
+        sys.stderr.write("".join(kept))
+
+
 class LlamaCppLLM(BaseLLM):
     def __init__(
         self,
@@ -137,6 +153,7 @@ class LlamaCppLLM(BaseLLM):
 
                 copy, self.lora_sha256 = stack.enter_context(verified_copy(lora_path, lora_sha256))
                 lora = {"lora_path": str(copy)}
+                stack.enter_context(_without_fallback_notices())
             try:
                 self._llm = Llama(
                     model_path=str(path),
