@@ -33,7 +33,7 @@ def lora_tensors(peft_model: Any) -> dict[str, tuple[Any, Any]]:
     from peft import get_peft_model_state_dict
 
     parts: dict[str, dict[str, Any]] = {}
-    for key, value in get_peft_model_state_dict(peft_model).items():
+    for key, value in get_peft_model_state_dict(peft_model, save_embedding_layers=False).items():
         m = _KEY.match(key)
         if m is None:
             raise DistillError(f"unexpected tensor {key!r} in the LoRA state (not lora_A/B)")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import random
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -179,7 +180,11 @@ def attach_lora(model: Any, settings: LoraSettings) -> Any:
         bias="none",
         task_type="CAUSAL_LM",
     )
-    return get_peft_model(model, cfg)
+    with warnings.catch_warnings():  # peft asks transformers a question it has deprecated
+        warnings.filterwarnings(
+            "ignore", message=".*is_gradient_checkpointing", category=FutureWarning
+        )
+        return get_peft_model(model, cfg)
 
 
 def train_lora(
