@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from evotrainer.config import RunConfig
+from evotrainer.engine.distill_step import DistillStep
 from evotrainer.engine.generation import Generation
 from evotrainer.engine.outcome import Outcome, RunResult
 from evotrainer.engine.outer_step import OuterStep
@@ -48,7 +49,9 @@ from evotrainer.types import Instance
 __all__ = ["CoEvolution", "Observer", "RunResult"]
 
 
-class CoEvolution(Wiring, Generation, Validation, OuterStep, Telemetry, State, Outcome):
+class CoEvolution(
+    Wiring, Generation, Validation, OuterStep, DistillStep, Telemetry, State, Outcome
+):
     """Build it from a RunConfig (and optionally your own task, LLM client or validation set);
     call ``run()``. ``CoEvolution.resume(run_dir)`` continues a killed run."""
 
@@ -86,6 +89,8 @@ class CoEvolution(Wiring, Generation, Validation, OuterStep, Telemetry, State, O
             batch = self.batch(self.epoch, self.drawn)
             if self.outer_due:  # resumed from the checkpoint written before an outer step
                 batch = self._outer_or_monitor_step(batch)
+            if self.distill_due:  # resumed from the checkpoint written before a distillation
+                self._distill_and_checkpoint(batch)
             while self.inner.generation < self.cfg.inner.generations:
                 self.epoch = self._generation(
                     self.inner, batch, self.harness, self.epoch, self.drawn
@@ -95,9 +100,12 @@ class CoEvolution(Wiring, Generation, Validation, OuterStep, Telemetry, State, O
                 self._validate_generation(batch)
                 g = self.inner.generation
                 self.outer_due = g % self.cfg.outer.every == 0 and g < self.cfg.inner.generations
+                self.distill_due = self._distill_due_after(g) and g < self.cfg.inner.generations
                 self.checkpoint()
                 if self.outer_due:
                     batch = self._outer_or_monitor_step(batch)
+                if self.distill_due:
+                    self._distill_and_checkpoint(batch)
         except BudgetExceeded as exc:
             stopped = "budget"
             self.emit(ev.BUDGET_EXHAUSTED, message=str(exc), budget=self.budget.snapshot())
@@ -123,6 +131,10 @@ class CoEvolution(Wiring, Generation, Validation, OuterStep, Telemetry, State, O
         self.outer_due = False
         self.checkpoint()
         return batch
+
+    def _distill_and_checkpoint(self, batch: list[Instance]) -> None:
+        self._distill_step(batch)
+        self.checkpoint()
 
     def _start(self, warm: WarmStart | None = None) -> None:
         self.emit(

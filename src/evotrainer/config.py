@@ -555,6 +555,52 @@ class RayConfig(_Strict):
     )
 
 
+class DistillConfig(_Strict):
+    """Distillation (docs/distillation.md): what evolution found is trained into a LoRA adapter
+    that the population then carries; prompts evolve on, on the new weights."""
+
+    enabled: bool = Field(
+        False,
+        description="distil the best policies' answers into a LoRA adapter (needs pip install "
+        "'evotrainer[distill]' and the embedded model)",
+    )
+    after: int = Field(3, ge=1, description="inner generations of prompt evolution first")
+    every: int = Field(0, ge=0, description="generations between further distillations (0 = once)")
+    max_rounds: int = Field(1, ge=1, description="distillations in a run at most")
+    top_policies: int = Field(
+        3, ge=1, description="the best policies (by fitness) whose answers are candidate pairs"
+    )
+    keep_share: float = Field(
+        0.5,
+        gt=0,
+        le=1,
+        description="of the candidates (the best-rewarded answer per training instance), the "
+        "share kept: those the current harness's reward ranks highest (reward-filtered "
+        "self-training)",
+    )
+    fresh_instances: int = Field(
+        8,
+        ge=0,
+        description="further training instances the best policy answers for distillation "
+        "(backend calls), so the adapter sees more than the few batches evolution used",
+    )
+    min_pairs: int = Field(8, ge=1, description="fewer kept pairs: no adapter this round")
+    max_pairs: int = Field(64, ge=1, description="the most pairs one adapter is trained on")
+    validate_top: int = Field(
+        3, ge=1, description="the best adapter policies validated to decide whether it is kept"
+    )
+    rank: int = Field(8, ge=1, description="LoRA rank")
+    alpha: float = Field(16.0, gt=0, description="LoRA alpha (scale alpha / rank)")
+    learning_rate: float = Field(2e-4, gt=0, description="AdamW learning rate")
+    epochs: float = Field(2.0, gt=0, description="passes over the pairs")
+    max_seq_len: int = Field(
+        1024, ge=64, description="tokens of one pair (prompt + answer); longer prompts are cut"
+    )
+    threads: int | None = Field(
+        None, ge=1, description="torch CPU threads while training; None = the free cores"
+    )
+
+
 class RunConfig(_Strict):
     seed: int = Field(0, description="master seed of every random choice")
     model: ModelConfig = Field(default_factory=ModelConfig)
@@ -575,6 +621,7 @@ class RunConfig(_Strict):
     validation: ValidationConfig = Field(default_factory=ValidationConfig)
     defences: DefencesConfig = Field(default_factory=DefencesConfig)
     meta: MetaConfig = Field(default_factory=MetaConfig)
+    distill: DistillConfig = Field(default_factory=DistillConfig)
     init_from: str | None = Field(
         None,
         description="warm start: an earlier run directory (same task, any model or corpus) "

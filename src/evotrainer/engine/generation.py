@@ -22,9 +22,10 @@ BEST_OUTPUT_EXAMPLES = 3  # best training outputs offered as few-shot candidates
 class Generation:
     """The part of CoEvolution that runs inner generations (a mixin)."""
 
-    def batch(self, epoch: int, harness: HarnessGenome) -> list[Instance]:
+    def batch(self, epoch: int, harness: HarnessGenome, n: int | None = None) -> list[Instance]:
+        """The training batch of ``epoch`` (``n`` instances; default tasks_per_generation)."""
         rng = stream(self.cfg.seed, "batch", epoch)
-        batch = self.batches.sample(self.cfg.inner.tasks_per_generation, harness, rng)
+        batch = self.batches.sample(n or self.cfg.inner.tasks_per_generation, harness, rng)
         leaked = [i.id for i in batch if i.id in self.held_out]
         if leaked:  # cannot happen (the pool is filtered); a generator bug must not leak
             raise ConfigError(f"training batch holds validation instances {leaked}")

@@ -57,6 +57,7 @@ class Outcome:
             best = self.policies[confirmed.returned]
             best_s = self.validator.memo[best.id].s_val
         summary = self.summary(stopped, best, best_s, last)
+        summary["adapter_effect"] = self._adapter_effect(best)
         if self.run_dir is not None:
             write_results(self, summary, best)
         self.emit(ev.RUN_FINISHED, summary=summary)
@@ -142,6 +143,7 @@ class Outcome:
                 "evaluations_saved": self.judge.race_saved,
             },
             "surrogate": self.surrogate.summary() if self.surrogate else None,
+            "distillations": self.distillations,
             "rank_picture": unseen_correlations(
                 self.validator.memo, self.hopt.decisions, self.hopt.base.weights, self._rank_scores
             ),

@@ -45,6 +45,11 @@ class State:
             "drawn": self.drawn.to_json(),
             "outer_step": self.outer_step,
             "outer_due": self.outer_due,
+            "distill": {
+                "rounds": self.distill_rounds,
+                "due": self.distill_due,
+                "records": self.distillations,
+            },
             "trial_generations": self.trial_generations,
             "initial": list(self.initial) if self.initial else None,
             "budget": self.budget.snapshot(),
@@ -91,6 +96,10 @@ class State:
                 and g % every == 0
                 and self.outer_step < g // every
             )
+        distill = s.get("distill") or {}
+        self.distill_rounds = int(distill.get("rounds", 0))
+        self.distill_due = bool(distill.get("due", False))
+        self.distillations = list(distill.get("records", []))
         self.trial_generations = int(s["trial_generations"])
         self.initial = (s["initial"][0], float(s["initial"][1])) if s["initial"] else None
         self.meta.baseline = self.initial[0] if self.initial else None
@@ -154,6 +163,11 @@ class State:
             "generation": self.inner.generation,
             "outer_step": self.outer_step,
             "outer_due": self.outer_due,
+            "distill": {
+                "rounds": self.distill_rounds,
+                "due": self.distill_due,
+                "records": self.distillations,
+            },
             "best_policy": best.id,
             "best_fitness": _finite(self.inner.fitness[best.id].fitness),
             "last_s_val": self.hopt.s_val_history[-1] if self.hopt.s_val_history else None,

@@ -227,6 +227,14 @@ class Wiring:
         self.run_dir: Path | None = None
         self._t0 = time.perf_counter()
         self._seq = 0
+        # distillation (engine/distill_step.py): rounds done, their records, adapter clients
+        self.distill_rounds = 0
+        self.distill_due = False  # a generation is done and its distillation is not
+        self.distillations: list[dict[str, Any]] = []
+        self._adapter_clients: dict[str, LLMClient] = {}
+        self._adapter_lock = threading.Lock()
+        self._check_distill()
+        self.evaluator.adapters = self._adapter_client
 
     # -- construction helpers -----------------------------------------------------------
     def _new_inner(self, seeds: list[PolicyGenome]) -> PolicyOptimizer:

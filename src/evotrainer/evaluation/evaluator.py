@@ -15,7 +15,7 @@ fail.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from evotrainer.errors import BudgetExceeded, EvoTrainerError
@@ -66,6 +66,19 @@ class Evaluator:
         self.instances: dict[str, Instance] = {}
         self.guard = guard  # stops the run when too many answers fail (None: never)
         self.in_flight = dispatch.InFlight()  # pairs another thread is evaluating right now
+        # the client of a policy's LoRA adapter (by its sha256), set by a run that distils
+        self.adapters: Callable[[str], LLMClient] | None = None
+
+    def llm_for(self, policy: PolicyGenome) -> LLMClient:
+        """The client that answers for ``policy``: the base model's, or its adapter's."""
+        if policy.adapter is None:
+            return self.llm
+        if self.adapters is None:
+            raise EvoTrainerError(
+                f"policy {policy.id} carries LoRA adapter {policy.adapter[:12]}... but this "
+                "evaluator serves no adapters (distillation needs the embedded backend)"
+            )
+        return self.adapters(policy.adapter)
 
     @property
     def single_turn(self) -> bool:
@@ -76,7 +89,7 @@ class Evaluator:
     def rollout(self, policy: PolicyGenome, instance: Instance) -> Rollout:
         """The task's episode (``Task.rollout``: one turn or several) as a Rollout."""
         try:
-            t = self.task.rollout(policy.render(), instance, self.llm, self.sampling)
+            t = self.task.rollout(policy.render(), instance, self.llm_for(policy), self.sampling)
         except BudgetExceeded:
             raise
         except EvoTrainerError as exc:
@@ -88,7 +101,7 @@ class Evaluator:
         ``single_turn``)."""
         try:
             messages, truncated = self.task.render(policy.render(), instance)
-            c = await self.llm.acomplete(messages, self.sampling)
+            c = await self.llm_for(policy).acomplete(messages, self.sampling)
         except BudgetExceeded:
             raise
         except EvoTrainerError as exc:
@@ -101,15 +114,27 @@ class Evaluator:
         """Rollouts of several prompts decoded together (one batch), one per job in order; a
         job the budget refused gets its BudgetExceeded instead (so do the jobs after it)."""
         out: list[Rollout | BudgetExceeded | None] = [None] * len(jobs)
-        rendered: list[tuple[int, Sequence[Message], bool]] = []
+        by_model: dict[str | None, list[tuple[int, Sequence[Message], bool]]] = {}
         for i, (policy, instance) in enumerate(jobs):
             try:
                 messages, truncated = self.task.render(policy.render(), instance)
             except EvoTrainerError as exc:
                 out[i] = _failed(policy, instance, exc)
                 continue
-            rendered.append((i, messages, truncated))
-        results = complete_batch(self.llm, [m for _, m, _ in rendered], self.sampling)
+            by_model.setdefault(policy.adapter, []).append((i, messages, truncated))
+        for rendered in by_model.values():  # a batch is decoded by one model's weights
+            llm = self.llm_for(jobs[rendered[0][0]][0])
+            results = complete_batch(llm, [m for _, m, _ in rendered], self.sampling)
+            self._answers(jobs, rendered, results, out)
+        return [r for r in out if r is not None]
+
+    def _answers(
+        self,
+        jobs: Sequence[tuple[PolicyGenome, Instance]],
+        rendered: Sequence[tuple[int, Sequence[Message], bool]],
+        results: Sequence[Completion | BaseException],
+        out: list[Rollout | BudgetExceeded | None],
+    ) -> None:
         for (i, _, truncated), res in zip(rendered, results, strict=True):
             policy, instance = jobs[i]
             if isinstance(res, BudgetExceeded):
@@ -118,7 +143,6 @@ class Evaluator:
                 out[i] = _answered(policy, instance, res, truncated)
             else:
                 out[i] = _failed(policy, instance, res)
-        return [r for r in out if r is not None]
 
     def record(self, policy: PolicyGenome, instance: Instance, r: Rollout) -> EvalRecord:
         """Score a rollout (the error-rate guard counts it first)."""

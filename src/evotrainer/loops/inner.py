@@ -177,6 +177,20 @@ class PolicyOptimizer:
         self.fitness[policy.id] = fitness
         self.population = self.ranked(self.ranked(self.population)[:-1] + [policy])
 
+    def rebase(
+        self,
+        policies: Sequence[PolicyGenome],
+        results: Mapping[str, PolicyFitness],
+        protect: str | None = None,
+    ) -> None:
+        """Replace the whole population with ``policies`` (e.g. the same texts on new weights
+        after a distillation), with their fitness; ``protect``: the new protected policy."""
+        self.fitness.update({p.id: results[p.id] for p in policies})
+        self.seen.update(p.id for p in policies)
+        self.population = self.ranked(list(policies))
+        if protect is not None:
+            self.protected = protect
+
     def clone(self, rng: random.Random) -> PolicyOptimizer:
         """An independent copy (for a harness trial) that shares only the LLM client."""
         twin = copy.copy(self)

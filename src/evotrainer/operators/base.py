@@ -135,7 +135,7 @@ def make_child(
         generation=generation,
         note=note[:200],
     )
-    child = PolicyGenome(dict(components), lineage=lineage)
+    child = PolicyGenome(dict(components), lineage=lineage, adapter=parents[0].adapter)
     changed = [
         k
         for k, v in child.components.items()

@@ -266,4 +266,4 @@ def repair_child(
         fixed[name] = text
     if fixed == dict(child.components):
         return child
-    return PolicyGenome(fixed, lineage=child.lineage, name=child.name)
+    return PolicyGenome(fixed, lineage=child.lineage, name=child.name, adapter=child.adapter)

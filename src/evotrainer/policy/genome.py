@@ -5,8 +5,13 @@ Components (all optional but ``system``):
 - ``examples``: few-shot examples;
 - ``template``: an output template the agent should follow.
 
-A genome's id is a hash of its text, so two policies with the same text are the same policy
-(children are deduplicated by id) whatever their lineage.
+A genome may also carry a LoRA adapter (``adapter``: the sha256 of a GGUF adapter file in the
+run directory's ``adapters/``, made by distillation): the policy is then its text *and* those
+weights, evaluated with the adapter applied (evaluation/evaluator.py routes it).
+
+A genome's id is a hash of its text (and its adapter's hash when it has one), so two policies
+with the same text and weights are the same policy (children are deduplicated by id) whatever
+their lineage; a genome without an adapter keeps the id it always had.
 """
 
 from __future__ import annotations
@@ -23,8 +28,10 @@ COMPONENT_ORDER = ("system", "examples", "template")
 _HEADERS = {"examples": "Example of good output:", "template": "Use this output format:"}
 
 
-def _policy_id(components: Mapping[str, str]) -> str:
+def _policy_id(components: Mapping[str, str], adapter: str | None = None) -> str:
     canon = json.dumps({k: components[k] for k in sorted(components)}, sort_keys=True)
+    if adapter:
+        canon += f"\0adapter:{adapter}"
     return "p" + hashlib.sha1(canon.encode()).hexdigest()[:10]
 
 
@@ -33,16 +40,19 @@ class PolicyGenome:
     components: Mapping[str, str]
     lineage: Lineage = field(default_factory=Lineage, compare=False)
     name: str = field(default="", compare=False)  # human label, e.g. "A" for a seed
+    adapter: str | None = None  # sha256 of a LoRA adapter in the run's adapters/ (distillation)
 
     def __post_init__(self) -> None:
         clean = {k: v.strip() for k, v in self.components.items() if v and v.strip()}
         if "system" not in clean:
             raise ValueError("a PolicyGenome needs a non-empty 'system' component")
         object.__setattr__(self, "components", dict(sorted(clean.items())))
+        if self.adapter is not None and not _is_sha256(self.adapter):
+            raise ValueError(f"a policy's adapter is a sha256 hex digest, got {self.adapter!r}")
 
     @property
     def id(self) -> str:
-        return _policy_id(self.components)
+        return _policy_id(self.components, self.adapter)
 
     @property
     def system(self) -> str:
@@ -64,7 +74,11 @@ class PolicyGenome:
     def with_text(self, lineage: Lineage, **components: str) -> PolicyGenome:
         merged = dict(self.components)
         merged.update(components)
-        return PolicyGenome(merged, lineage=lineage)
+        return PolicyGenome(merged, lineage=lineage, adapter=self.adapter)
+
+    def with_adapter(self, adapter: str | None, lineage: Lineage) -> PolicyGenome:
+        """The same text with another adapter (None: the base model's weights)."""
+        return PolicyGenome(self.components, lineage=lineage, name=self.name, adapter=adapter)
 
     def relabel(self, name: str) -> PolicyGenome:
         return replace(self, name=name)
@@ -74,7 +88,7 @@ class PolicyGenome:
         return cls({"system": text}, lineage=lineage or Lineage(), name=name)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "id": self.id,
             "name": self.name,
             "components": dict(self.components),
@@ -85,6 +99,9 @@ class PolicyGenome:
                 "note": self.lineage.note,
             },
         }
+        if self.adapter:
+            out["adapter"] = self.adapter
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> PolicyGenome:
@@ -98,4 +115,9 @@ class PolicyGenome:
                 note=lin.get("note", ""),
             ),
             name=data.get("name", ""),
+            adapter=data.get("adapter") or None,
         )
+
+
+def _is_sha256(text: str) -> bool:
+    return isinstance(text, str) and len(text) == 64 and all(c in "0123456789abcdef" for c in text)

@@ -477,6 +477,7 @@ def _budget(run: RunData) -> str:
 
 def render_page(run: RunData, plots: Mapping[str, Path]) -> str:
     from evotrainer.report.defences import defences_section  # it uses this module's helpers
+    from evotrainer.report.distillation import distillation_section
     from evotrainer.report.meta import front_section, human_section
     from evotrainer.report.ranking import ranking_section
 
@@ -499,6 +500,12 @@ def render_page(run: RunData, plots: Mapping[str, Path]) -> str:
         ("Harness trajectory", lambda: _img(plots.get("harness"), "harness"), "", ""),
         ("Population diversity", lambda: _img(plots.get("diversity"), "diversity"), "", ""),
         ("Outer steps: harness variants", lambda: _outer_table(run), "full", "outer"),
+        (
+            "Distillation: the adapter the population carries",
+            lambda: distillation_section(run, plots.get("distill_loss"), _img, _table, esc),
+            "full",
+            "distillation",
+        ),
         (
             "Rank judgement: does the reward order policies as s_val does?",
             lambda: ranking_section(run, _table),

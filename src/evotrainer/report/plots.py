@@ -257,6 +257,7 @@ def operators_plot(run: RunData, out: Path) -> Path | None:
 
 def all_plots(run: RunData, out: Path) -> dict[str, Path]:
     """Every plot that has data: name -> PNG path."""
+    from evotrainer.report.distillation import loss_plot
     from evotrainer.report.meta import front_plot
 
     plots = {
@@ -266,6 +267,7 @@ def all_plots(run: RunData, out: Path) -> dict[str, Path]:
         "diversity": diversity_plot,
         "operators": operators_plot,
         "front": front_plot,
+        "distill_loss": loss_plot,
     }
     made = {}
     for name, fn in plots.items():

@@ -100,6 +100,23 @@ class ConsoleProgress:
         elif event.type == ev.VALIDATION:
             part = f" (estimate from {d['n']} {self.noun}, raced out)" if d.get("partial") else ""
             self._line(f"  {d['role']} {d['policy_id']}: s_val {d['s_val']:.3f}{part}")
+        elif event.type == ev.DISTILL_STARTED:
+            refs = f" + {d['references']} human references" if d.get("references") else ""
+            self._line(
+                f"distillation {d['round']}: {d['from_policies']} answers kept of "
+                f"{d['from_policies'] + len(d.get('dropped') or [])} (reward >= "
+                f"{_num(d.get('threshold'))}){refs}; training a LoRA adapter"
+            )
+        elif event.type == ev.DISTILL_PROGRESS:
+            step, steps = d["step"], d["steps"]
+            if step == steps or step % max(1, steps // 10) == 0:  # about ten lines a training
+                self._line(
+                    f"  adapter step {step}/{steps}: loss {d['loss']:.3f}, "
+                    f"{d['tokens_per_s']:.0f} tokens/s, {d['eta_s']:.0f}s left"
+                )
+        elif event.type == ev.DISTILL_FINISHED:
+            what = "kept" if d["kept"] else "set aside"
+            self._line(f"distillation {d['round']}: adapter {what}: {_e(d['why'])}")
         elif event.type == ev.TRIAL_STARTED:
             self._line(
                 f"outer step {d['outer_step']}: trial {d['trial']}/{d['trials']} of harness "
