@@ -218,3 +218,20 @@ def test_the_host_measures_cpu_time_itself(box):
     slow = box.run(spin, "f", [("(4000000,)", 5.0)])
     assert quick.ran and slow.ran
     assert slow.cpu_s > quick.cpu_s + 0.05  # the kernel's count, through bubblewrap
+
+
+def test_resume_never_takes_an_unsafe_sandbox_from_a_run_directory(tmp_path):
+    import yaml
+
+    from evotrainer.errors import ConfigError as Refused
+    from evotrainer.run.rundir import RunDirectory
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "config.yaml").write_text(
+        yaml.safe_dump({"task": {"name": "code", "sandbox": "unsafe-process"}})
+    )
+    with pytest.raises(Refused, match="task.sandbox=unsafe-process"):
+        RunDirectory.open(run_dir)
+    (run_dir / "config.yaml").write_text(yaml.safe_dump({"task": {"name": "code"}}))
+    assert RunDirectory.open(run_dir).config.task.sandbox == "auto"

@@ -34,6 +34,13 @@ class CodeTaskConfig(TaskConfig):
     )
     memory_mb: int = Field(512, ge=64, description="address-space limit of the sandbox (MiB)")
 
+    def executable_settings(self) -> list[str]:
+        """An unsafe sandbox mode lets model-written code reach the host's files: a resume never
+        takes it from a run directory's config.yaml (run/resume_settings.py)."""
+        from evotrainer.tasks.code.isolation import UNSAFE
+
+        return [f"task.sandbox={self.sandbox}"] if self.sandbox in UNSAFE else []
+
     @field_validator("sandbox")
     @classmethod
     def _known_sandbox(cls, value: str) -> str:
