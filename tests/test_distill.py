@@ -119,6 +119,27 @@ def test_pairs_round_trip_and_refuse_nonsense():
         TrainingPair((Message("user", "x"),), "y", weight=-1)
 
 
+@needs_distill
+def test_a_pair_weight_scales_its_pull():
+    import torch
+
+    from evotrainer.distill.train import weighted_loss
+
+    torch.manual_seed(0)
+    logits = torch.randn(2, 5, 11)
+    labels = torch.tensor([[IGNORE, IGNORE, 3, 4, 5], [IGNORE, 1, 2, IGNORE, IGNORE]])
+    ones = weighted_loss(logits, labels, torch.tensor([1.0, 1.0]))
+    ce = torch.nn.functional.cross_entropy(
+        logits[:, :-1].reshape(-1, 11), labels[:, 1:].reshape(-1), ignore_index=IGNORE
+    )
+    assert torch.allclose(ones, ce)  # all weights 1: the plain token mean
+    half = weighted_loss(logits[:1], labels[:1], torch.tensor([0.5]))
+    assert torch.allclose(half, 0.5 * weighted_loss(logits[:1], labels[:1], torch.tensor([1.0])))
+    # logits from the position before the first label on (logits_to_keep): the same loss
+    row = weighted_loss(logits[:1], labels[:1], torch.tensor([1.0]))
+    assert torch.allclose(weighted_loss(logits[:1, 1:], labels[:1], torch.tensor([1.0])), row)
+
+
 def test_an_adapter_whose_hash_does_not_match_is_refused_before_loading(tmp_path, monkeypatch):
     good = tmp_path / "a.bin"
     good.write_bytes(b"adapter bytes")
