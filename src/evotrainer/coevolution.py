@@ -92,6 +92,7 @@ class CoEvolution(
             if self.distill_due:  # resumed from the checkpoint written before a distillation
                 self._distill_and_checkpoint(batch)
             while self.inner.generation < self.cfg.inner.generations:
+                self._retune_threads()
                 self.epoch = self._generation(
                     self.inner, batch, self.harness, self.epoch, self.drawn
                 )

@@ -14,6 +14,7 @@ from evotrainer.harness.training_set import share_weights
 from evotrainer.loops.inner import PolicyOptimizer
 from evotrainer.loops.rng import stream
 from evotrainer.policy.genome import PolicyGenome
+from evotrainer.run import events as ev
 from evotrainer.types import Instance
 
 BEST_OUTPUT_EXAMPLES = 3  # best training outputs offered as few-shot candidates
@@ -31,6 +32,19 @@ class Generation:
             raise ConfigError(f"training batch holds validation instances {leaked}")
         self.train_ids.update(i.id for i in batch)
         return batch
+
+    def _retune_threads(self) -> None:
+        """Before a generation: the embedded model decides its CPU threads again from the cores
+        free now (LlamaCppLLM.retune_threads); a change is an event (console, report)."""
+        retune = getattr(self.stack.backend, "retune_threads", None)
+        if retune is None:
+            return
+        before = getattr(self.stack.backend, "n_threads", None)
+        now = retune()
+        if now != before:
+            self.emit(
+                ev.THREADS, threads=now, previous=before, generation=self.inner.generation + 1
+            )
 
     def fitness_of(
         self,

@@ -72,6 +72,7 @@ class Telemetry:
             operator_stats={k: v.as_dict() for k, v in opt.op_stats.items()},
             batch_size=len(batch),
             budget=self.budget.snapshot(),
+            threads=getattr(self.stack.backend, "n_threads", None),  # embedded model
             elapsed_s=self.elapsed(),
             total_generations=self.cfg.inner.generations,
             last_s_val=self.hopt.s_val_history[-1] if self.hopt.s_val_history else None,

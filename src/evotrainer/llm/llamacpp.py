@@ -19,7 +19,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,21 +34,94 @@ SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 REQUANTIZED = {"q4_0": "LLAMA_FTYPE_MOSTLY_Q4_0", "q8_0": "LLAMA_FTYPE_MOSTLY_Q8_0"}
 
 
-def auto_threads() -> int:
-    """CPU threads for llama.cpp: the cores that are not already busy.
+STAT = "/proc/stat"
+SAMPLE_S = 0.3  # how long the CPU-usage sample lasts
+BUSY_TOLERANCE = 0.25  # a core used less than this much elsewhere still counts as free
+
+
+def usable_cpus() -> list[int]:
+    """The CPUs this process may run on (its affinity mask), else 0 .. cpu_count - 1."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        return list(range(os.cpu_count() or 1))
+
+
+def _cpu_times(path: str | Path, cpus: Sequence[int]) -> dict[int, tuple[int, int]] | None:
+    """cpu index -> (busy jiffies, all jiffies) from a /proc/stat text; None if unreadable."""
+    try:
+        text = Path(path).read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    wanted = set(cpus)
+    out: dict[int, tuple[int, int]] = {}
+    for line in text.splitlines():
+        name, _, rest = line.partition(" ")
+        if not name.startswith("cpu") or not name[3:].isdigit() or int(name[3:]) not in wanted:
+            continue
+        try:
+            # user nice system idle iowait irq softirq steal (guest time is inside user)
+            v = [int(x) for x in rest.split()[:8]]
+        except ValueError:
+            return None
+        if len(v) < 4:
+            return None
+        idle = v[3] + (v[4] if len(v) > 4 else 0)
+        total = sum(v)
+        out[int(name[3:])] = (total - idle, total)
+    return out or None
+
+
+def cpu_busy(
+    stat_path: str | Path = STAT,
+    interval: float = SAMPLE_S,
+    sleep: Callable[[float], None] = time.sleep,
+    cpus: Sequence[int] | None = None,
+) -> float | None:
+    """How many cores' worth of CPU time was used during a short sample: /proc/stat is read
+    twice, ``interval`` seconds apart, and the busy share of each usable CPU (``cpus``: default
+    this process's affinity) is added up. None when /proc/stat cannot be read (not Linux)."""
+    cpus = usable_cpus() if cpus is None else list(cpus)
+    before = _cpu_times(stat_path, cpus)
+    if before is None:
+        return None
+    sleep(interval)
+    after = _cpu_times(stat_path, cpus)
+    if after is None:
+        return None
+    busy = 0.0
+    for cpu, (b1, t1) in after.items():
+        b0, t0 = before.get(cpu, (b1, t1))
+        if t1 > t0:
+            busy += min(1.0, max(0.0, (b1 - b0) / (t1 - t0)))
+    return busy
+
+
+def auto_threads(
+    stat_path: str | Path = STAT,
+    interval: float = SAMPLE_S,
+    sleep: Callable[[float], None] = time.sleep,
+    cpus: Sequence[int] | None = None,
+) -> int:
+    """CPU threads for llama.cpp: the cores that are not busy now.
 
     llama.cpp's worker threads meet at a barrier after every operation; if one of them shares a
     core with another busy process, every barrier waits for the scheduler. Measured on a 2-core
     machine with one core busy elsewhere: 640 prompt + 64 generated tokens took 19 s with one
-    thread and 192 s with two. So we take ``cores - ceil(1-minute load average)``, at least 1.
-    Set ``model.n_threads`` to override.
+    thread and 192 s with two. So we take ``cores - ceil(busy - 0.25)``, at least 1, where
+    ``busy`` is the cores' worth of CPU time used during a short sample (``cpu_busy``: 0.3 s of
+    /proc/stat), not the 1-minute load average, which still shows the load of a command that
+    ended a minute ago (an idle machine right after ``make`` got 1 thread of 2). Without
+    /proc/stat, the load average. Set ``model.n_threads`` to override.
     """
-    cores = os.cpu_count() or 1
-    try:
-        busy = math.ceil(os.getloadavg()[0] - 0.25)
-    except OSError:  # not available on this platform
-        busy = 0
-    return max(1, cores - max(0, busy))
+    cpus = usable_cpus() if cpus is None else list(cpus)
+    busy = cpu_busy(stat_path, interval, sleep, cpus)
+    if busy is None:
+        try:
+            busy = os.getloadavg()[0]
+        except (AttributeError, OSError):  # not available on this platform
+            busy = 0.0
+    return max(1, len(cpus) - max(0, math.ceil(busy - BUSY_TOLERANCE)))
 
 
 def smollm2_path() -> Path:
@@ -144,6 +217,7 @@ class LlamaCppLLM(BaseLLM):
             raise ModelSpecError(
                 "the embedded backend needs llama-cpp-python (pip install llama-cpp-python)"
             ) from exc
+        self.fixed_threads = n_threads is not None  # model.n_threads: never retuned
         threads = n_threads or auto_threads()
         with contextlib.ExitStack() as stack:
             lora: dict[str, Any] = {}
@@ -179,6 +253,32 @@ class LlamaCppLLM(BaseLLM):
         self.batch_size = max(1, int(batch_size))
         self.draft_tokens = max(0, int(draft_tokens))
         self._decoder: Any = None  # llamacpp_batch.BatchDecoder, made on the first batch
+
+    def retune_threads(self) -> int:
+        """Decide the threads again from the cores free now (``auto_threads``; the engine calls
+        this between generations) and set them on the model's context and the batched
+        decoder's. llama.cpp reads its context's thread counts at every decode
+        (``llama_set_n_threads``), so the answers stay the same; a batch context made later
+        copies them from ``context_params``. A count the config fixed (``model.n_threads``) is
+        kept. Returns the threads in use."""
+        if self.fixed_threads:
+            return self.n_threads
+        n = auto_threads()
+        if n != self.n_threads:
+            with self._lock:  # never while a call decodes
+                self._set_threads(n)
+        return self.n_threads
+
+    def _set_threads(self, n: int) -> None:
+        import llama_cpp
+
+        llama_cpp.llama_set_n_threads(self._llm._ctx.ctx, n, n)
+        self._llm.n_threads = self._llm.n_threads_batch = n
+        self._llm.context_params.n_threads = self._llm.context_params.n_threads_batch = n
+        ctx = getattr(self._decoder, "_ctx", None)
+        if ctx is not None:
+            llama_cpp.llama_set_n_threads(ctx.ctx, n, n)
+        self.n_threads = n
 
     def count_tokens(self, text: str) -> int:
         return len(self._llm.tokenize(text.encode(), add_bos=False))

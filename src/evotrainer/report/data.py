@@ -68,6 +68,28 @@ class RunData:
             by_gen[int(e.get("generation", 0))] = e
         return [by_gen[g] for g in sorted(by_gen)]
 
+    def threads_used(self) -> list[tuple[int, int]]:
+        """(first generation, threads) of each stretch of generations the embedded model ran
+        with the same CPU threads (decided again before every generation); [] without them."""
+        out: list[tuple[int, int]] = []
+        for e in self.generations():
+            n = e.get("threads")
+            if isinstance(n, int) and not isinstance(n, bool) and (not out or out[-1][1] != n):
+                out.append((int(e.get("generation", 0)), n))
+        return out
+
+    def threads_text(self) -> str:
+        """ "1 thread (generations 0-1), 2 threads (generations 2-3)"; "" without threads."""
+        used = self.threads_used()
+        gens = self.generations()
+        last = int(gens[-1].get("generation", 0)) if gens else 0
+        parts = []
+        for k, (g, n) in enumerate(used):
+            end = used[k + 1][0] - 1 if k + 1 < len(used) else last
+            span = f"generation {g}" if end == g else f"generations {g}-{end}"
+            parts.append(f"{n} thread{'' if n == 1 else 's'} ({span})")
+        return ", ".join(parts)
+
     def outer_steps(self) -> list[dict[str, Any]]:
         by_step: dict[int, dict[str, Any]] = {}
         for e in self.of(ev.OUTER_STEP):

@@ -469,7 +469,11 @@ def _budget(run: RunData) -> str:
     known = {k for k, _ in BUDGET_LABELS}
     rows += [[k, v] for k, v in b.items() if k not in known and isinstance(v, int | float)]
     src = "summary.json" if run.summary else "last event (run in progress)"
-    return _table(["counter", "value"], rows, num=(1,)) + f'<p class="sub">from {esc(src)}</p>'
+    threads = run.threads_text()
+    used = f'<p class="sub">embedded model CPU threads: {esc(threads)}</p>' if threads else ""
+    return (
+        _table(["counter", "value"], rows, num=(1,)) + f'<p class="sub">from {esc(src)}</p>' + used
+    )
 
 
 # -- the page -----------------------------------------------------------------------------------

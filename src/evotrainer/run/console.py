@@ -32,6 +32,10 @@ def _harness(h: dict[str, Any]) -> str:
     return f"L {h['difficulty']:.2f} real {real:.2f} {_weights(h)}"
 
 
+def _threads(n: Any) -> str:
+    return f"{n} thread" + ("" if n == 1 else "s")
+
+
 def _e(value: Any) -> str:
     return escape(printable(str(value)))
 
@@ -68,7 +72,13 @@ class ConsoleProgress:
             task = (d.get("config") or {}).get("task") or {}
             self.noun = NOUNS.get(str(task.get("name", "meetings")), "instances")
             m = d["model"]
-            p(f"[bold]EvoTrainer[/] model: {_e(m.get('model'))} ({_e(m.get('backend'))})")
+            threads = f", {_threads(m['threads'])}" if m.get("threads") else ""
+            p(f"[bold]EvoTrainer[/] model: {_e(m.get('model'))} ({_e(m.get('backend'))}{threads})")
+        elif event.type == ev.THREADS:
+            self._line(
+                f"llama.cpp threads: {d['previous']} -> {d['threads']} from generation "
+                f"{d['generation']} (decided again from the cores free now)"
+            )
         elif event.type in (ev.VALIDATION_SET, ev.TRAINING_SET, ev.WARNING, ev.OUTER_STEP_SKIPPED):
             p(("[yellow]warning:[/] " if event.type == ev.WARNING else "") + _e(d["message"]))
         elif event.type == ev.GENERATION:

@@ -27,6 +27,7 @@ RUN_STARTED = "run_started"
 WARM_START = "warm_start"  # policies and harness seeded from an earlier run (init_from)
 VALIDATION_SET = "validation_set"  # which validation data (real or synthetic fallback)
 GENERATION = "generation"  # one inner generation done
+THREADS = "threads"  # the embedded model's CPU threads changed (decided again from free cores)
 VALIDATION_STARTED = "validation_started"  # policies start meeting the validation meetings
 VALIDATION = "validation"  # a policy validated: s_val
 TRIAL_STARTED = "trial_started"  # a harness variant's short trial run starts
