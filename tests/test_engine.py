@@ -7,7 +7,13 @@ import json
 import pytest
 
 from evotrainer.coevolution import CoEvolution
-from evotrainer.config import OuterConfig, RunConfig, config_from_dict, load_config
+from evotrainer.config import (
+    OuterConfig,
+    RunConfig,
+    config_from_dict,
+    load_config,
+    resolve_paths,
+)
 from evotrainer.errors import ConfigError
 from evotrainer.harness.genome import HarnessBounds, HarnessGenome, normalise
 from evotrainer.loops.outer import HarnessOptimizer
@@ -42,7 +48,10 @@ def test_config_yaml_roundtrip_and_overrides(tmp_path):
     assert cfg.harness.weights["faithfulness"] == 0.1
     path = tmp_path / "c.yaml"
     path.write_text(cfg.to_yaml())
-    assert load_config(path) == cfg
+    # relative paths in a config file mean the file's folder (resolve_paths)
+    assert load_config(path) == config_from_dict(
+        resolve_paths(cfg.model_dump(mode="json"), tmp_path.resolve())
+    )
 
 
 def test_spec_defaults():

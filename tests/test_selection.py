@@ -14,6 +14,7 @@ import pytest
 from evotrainer.coevolution import CoEvolution
 from evotrainer.config import config_from_dict
 from evotrainer.defences.constitution import Constitution
+from evotrainer.errors import DataError
 from evotrainer.evaluation.evaluator import Evaluator
 from evotrainer.evaluation.fitness import FitnessJudge
 from evotrainer.evaluation.paired import paired_difference
@@ -97,8 +98,8 @@ def test_batches_mix_real_and_synthetic_and_never_hold_validation(tmp_path):
         return sum(lengths[i.id] for p in picks for i in p) / 60
 
     assert mean_len(1.0) > mean_len(0.0)
-    missing = load_real_pool(task, str(tmp_path / "nope.jsonl"), set(), str)
-    assert missing.instances == [] and "not found" in missing.message
+    with pytest.raises(DataError, match="not found"):  # a file one names must exist
+        load_real_pool(task, str(tmp_path / "nope.jsonl"), set(), str)
 
 
 def test_reference_components_apply_to_real_instances_only(tmp_path):

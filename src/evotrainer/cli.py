@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import sys
 import time
@@ -140,6 +141,14 @@ def run(
     val_data: Annotated[
         str | None, typer.Option("--val-data", help="validation JSONL (real meetings)")
     ] = None,
+    data: Annotated[
+        str | None,
+        typer.Option(
+            "--data",
+            help="your data (JSONL with references): validation (selection and held-out "
+            "confirmation) and the real training pool, validation instances removed from it",
+        ),
+    ] = None,
     task: TaskOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="print events as JSON lines")] = False,
     force: Annotated[
@@ -164,6 +173,8 @@ def run(
         if init_from:
             values["init_from"] = init_from
         cfg = load_config(config, set_ or [], values)
+        if data:
+            cfg = load_config(config, set_ or [], {**_data_values(data, cfg), **values})
         rd = run_dir or Path("runs") / f"{datetime.now():%Y%m%d-%H%M%S}-seed{cfg.seed}"
         if force:
             remove_run(rd)
@@ -177,6 +188,18 @@ def run(
         _conclude(co, result, as_json, cfg.report)
     except (EvoTrainerError, OSError) as exc:
         _fail(exc, _resume_hint(exc, rd), where=rd)
+
+
+def _data_values(data: str, cfg) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """``run --data FILE``: the validation data, and the real training pool and terminal-reward
+    pool where the task draws them from real data by default (``--val-data`` still wins)."""
+    from evotrainer.tasks.registry import task_default
+
+    values = {"validation.data": data}
+    for section, key in (("harness", "real_data"), ("defences", "terminal_data")):
+        if task_default(cfg.task.name, section, key) is not None:
+            values[f"{section}.{key}"] = data
+    return values
 
 
 def _resume_hint(exc: Exception, run_dir: Path | None) -> str:
@@ -555,7 +578,21 @@ def doctor(
         _fail(exc)
 
 
+class _LogToConsole(logging.Handler):
+    """EvoTrainer's log records on the error console, except those the console already shows
+    as a run event (``extra={"on_console": True}``)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if getattr(record, "on_console", False):
+            return
+        err.print(f"{record.levelname.lower()}: {record.getMessage()}", markup=False)
+
+
 def main() -> None:
+    logger = logging.getLogger("evotrainer")
+    if not any(isinstance(h, _LogToConsole) for h in logger.handlers):
+        handler = _LogToConsole(logging.WARNING)
+        logger.addHandler(handler)
     try:
         app()
     except KeyboardInterrupt:

@@ -291,7 +291,8 @@ class HarnessConfig(_Strict):
     real_data: str | None = Field(
         None,
         description="JSONL file of real training instances with human references, mixed into "
-        "every batch (validation instances are removed from it); synthetic only when absent",
+        "every batch (validation instances are removed from it); null = synthetic only. A file "
+        "named must exist; only the task's default, when absent, falls back to synthetic",
     )
     real_share: float = Field(
         0.5, ge=0, le=1, description="initial share of real instances in a training batch"
@@ -343,9 +344,9 @@ class HarnessConfig(_Strict):
 class ValidationConfig(_Strict):
     data: str | None = Field(
         None,
-        description="JSONL file of real instances with references (default: the task's); if "
-        "the task's default file is absent, a held-out synthetic set is used instead (and the "
-        "run says so)",
+        description="JSONL file of real instances with references (default: the task's); a "
+        "file named must exist; if the task's default file is absent, a held-out synthetic set "
+        "is used instead (and the run says so); relative paths in a config file mean its folder",
     )
     limit: int | None = Field(
         16, ge=1, description="use N meetings spread evenly over the file (None = all)"
@@ -417,7 +418,8 @@ class DefencesConfig(_Strict):
     terminal_data: str | None = Field(
         None,
         description="pool of real meetings for the terminal reward and the discriminator's "
-        "human references (never the validation set); synthetic when absent",
+        "human references (never the validation set); null = synthetic (a file named must "
+        "exist; only the task's default, when absent, falls back to synthetic)",
     )
     terminal_sample: int = Field(2, ge=1, description="meetings per terminal-reward sample")
     discriminator: bool = Field(
@@ -769,14 +771,61 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> RunConfig:
         raise ConfigError(_format_errors(exc, source)) from None
 
 
+# the keys that hold a file or folder name: relative values in a config file mean the config
+# file's folder (``resolve_paths``); ``model.spec`` only for a ``local:`` model file
+PATH_KEYS: list[tuple[str, ...]] = [
+    ("validation", "data"),
+    ("harness", "real_data"),
+    ("defences", "terminal_data"),
+    ("cache", "path"),
+    ("init_from",),
+    ("model", "spec"),
+]
+LOCAL_MODEL_NAMES = re.compile(r"^smollm2(-[a-z0-9_]+)?$")  # local:<name>: a model, not a file
+
+
+def resolve_paths(data: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """``data`` (a config file's contents) with the relative paths under PATH_KEYS made
+    absolute against ``folder`` (the config file's): ``evotrainer run -c proj/exp.yaml`` reads
+    the data ``exp.yaml`` names next to it, from whatever folder it is started. Values that are
+    not strings are left for validation to report."""
+    out = dict(data)
+    for keys in PATH_KEYS:
+        node: Any = out
+        for k in keys[:-1]:
+            child = node.get(k) if isinstance(node, dict) else None
+            if not isinstance(child, dict):
+                node = None
+                break
+            node[k] = child = dict(child)  # never change the caller's dict
+            node = child
+        if not isinstance(node, dict) or not isinstance(node.get(keys[-1]), str):
+            continue
+        value = node[keys[-1]]
+        if keys == ("model", "spec"):
+            kind, sep, rest = value.strip().partition(":")
+            if kind == "local" and sep and rest and not LOCAL_MODEL_NAMES.match(rest):
+                node[keys[-1]] = f"local:{_against(rest, folder)}"
+        elif value.strip():
+            node[keys[-1]] = _against(value, folder)
+    return out
+
+
+def _against(value: str, folder: Path) -> str:
+    path = Path(value).expanduser()
+    return str(path if path.is_absolute() else (folder / path).resolve())
+
+
 def load_config(
     path: str | Path | None = None,
     overrides: list[str] | None = None,
     values: dict[str, Any] | None = None,
 ) -> RunConfig:
-    """Read a YAML config (or start from the defaults), apply ``--set`` overrides (values parsed
-    as YAML), then ``values`` (``{"validation.data": "meet #2.jsonl"}``: taken as they are, for
-    options such as ``--val-data`` whose value is a file name or a model name, never YAML)."""
+    """Read a YAML config (or start from the defaults; relative paths in the file mean its
+    folder: ``resolve_paths``), apply ``--set`` overrides (values parsed as YAML; paths relative
+    to the current directory, like any command-line value), then ``values``
+    (``{"validation.data": "meet #2.jsonl"}``: taken as they are, for options such as
+    ``--val-data`` whose value is a file name or a model name, never YAML)."""
     data: dict[str, Any] = {}
     source = "defaults"
     if path is not None:
@@ -790,7 +839,7 @@ def load_config(
         loaded = load_yaml(text, str(p)) or {}
         if not isinstance(loaded, dict):
             raise ConfigError(f"{p}: the top level must be a mapping of sections")
-        data, source = loaded, str(p)
+        data, source = resolve_paths(loaded, p.resolve().parent), str(p)
     for assignment in overrides or []:
         apply_override(data, assignment)
     if overrides:

@@ -17,7 +17,7 @@ from evotrainer.defences.learned import LearnedDefences
 from evotrainer.defences.monitor import ProxyGapMonitor
 from evotrainer.defences.robustness import RobustnessProbe
 from evotrainer.engine.telemetry import Observer
-from evotrainer.errors import BudgetExceeded, ConfigError
+from evotrainer.errors import BudgetExceeded, ConfigError, DataError
 from evotrainer.evaluation.confirmation import Confirmation
 from evotrainer.evaluation.error_rate import ErrorRateGuard
 from evotrainer.evaluation.evaluator import Evaluator
@@ -41,6 +41,8 @@ from evotrainer.run.validation_set import resolve_validation
 from evotrainer.tasks.base import Task
 from evotrainer.tasks.registry import build_task
 from evotrainer.types import Instance
+
+TERMINAL = ("defences", "terminal_data")
 
 
 class Wiring:
@@ -310,21 +312,24 @@ class Wiring:
         return RobustnessProbe(self.task, self.evaluator, hostile)
 
     def _terminal_pool(self) -> list[Instance]:
+        from evotrainer.run.validation_set import announce
+        from evotrainer.tasks.registry import task_default
+
         path = self.cfg.defences.terminal_data
         if path and Path(path).is_file():
             return [i for i in self.task.load(path) if i.id not in self.held_out]
-        self._notes.append(
-            (
-                ev.WARNING,
-                {
-                    "message": (
-                        f"terminal reward pool {path!r} not found"
-                        if path
-                        else "no terminal reward pool (defences.terminal_data)"
-                    )
-                    + ": using synthetic "
-                    "instances (held out from training) instead"
-                },
+        if path and (Path(path).exists() or path != task_default(self.task.name, *TERMINAL)):
+            raise DataError(
+                f"defences.terminal_data {path}: not found or not a file. A file you name must "
+                "exist (only the task's default falls back to synthetic instances); set it to "
+                "null for synthetic ones."
             )
-        )
+        message = (
+            f"the task's default terminal reward pool {path!r} not found (no data named)"
+            if path
+            else "no terminal reward pool (defences.terminal_data)"
+        ) + ": using synthetic instances (held out from training) instead"
+        if path:
+            announce(message)
+        self._notes.append((ev.WARNING, {"message": message}))
         return self.task.synthetic_validation(8, self.cfg.seed + 7919)

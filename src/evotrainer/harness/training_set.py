@@ -17,6 +17,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from evotrainer.errors import DataError
 from evotrainer.harness.genome import HarnessGenome
 from evotrainer.tasks.base import Task, TaskGenerator
 from evotrainer.types import Instance
@@ -40,10 +41,25 @@ def load_real_pool(
     if not path:
         return RealPool([], "", "no real training data configured: synthetic training only")
     if not Path(path).is_file():
+        from evotrainer.run.validation_set import announce
+        from evotrainer.tasks.registry import task_default
+
+        default = task_default(task.name, "harness", "real_data")
+        if Path(path).exists():
+            raise DataError(f"real training data {path}: is a directory, not a JSONL file")
+        if path != default:
+            raise DataError(
+                f"real training data {path} not found. A file you name must exist (only the "
+                f"task's default, {default}, falls back to synthetic training); set "
+                "harness.real_data to null for synthetic training only."
+            )
         source = str(Path(path).resolve())
-        return RealPool(
-            [], source, f"real training data {source!r} not found: synthetic training only"
+        message = (
+            f"the task's default real training data {path!r} not found (no data named): "
+            "synthetic training only"
         )
+        announce(message)
+        return RealPool([], source, message)
     loaded = task.load(path)
     held = set(held_out_ids)
     kept = [i for i in loaded if i.id not in held]

@@ -130,8 +130,8 @@ PATHS = (
 def absolute_paths(config: RunConfig) -> RunConfig:
     """The config as config.yaml records it: every path absolute (data, cache, a local model
     file, the warm-start source), so a resume from another working directory reads the same
-    files. A validation file that is not there is the task's default the run fell back from
-    (a file the user names must exist): it is recorded as null, the synthetic set it used."""
+    files. A data file that is not there is the task's default the run fell back from (a file
+    the user names must exist): it is recorded as null, the synthetic data it used."""
     updates: dict[str, object] = {}
     for section, key in PATHS:
         sub = updates.get(section) or getattr(config, section)
@@ -155,16 +155,16 @@ def _absolute_model(spec: str) -> str:
     return f"local:{_absolute(rest)}"
 
 
-def _absolute_validation(path: str) -> str | None:
+def _absolute_data(path: str) -> str | None:
     return _absolute(path) if Path(path).exists() else None
 
 
 _ABSOLUTE: dict[tuple[str, str], Callable[[str], str | None]] = {
-    ("harness", "real_data"): _absolute,
-    ("defences", "terminal_data"): _absolute,
+    ("harness", "real_data"): _absolute_data,
+    ("defences", "terminal_data"): _absolute_data,
     ("cache", "path"): _absolute,
     ("model", "spec"): _absolute_model,
-    ("validation", "data"): _absolute_validation,
+    ("validation", "data"): _absolute_data,
 }
 
 

@@ -14,6 +14,7 @@ reference or with an empty transcript are reported as warnings.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ from evotrainer.tasks.base import Task
 from evotrainer.types import Instance
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 def spread(items: Sequence[T], n: int, offset: int = 0) -> list[T]:
@@ -112,14 +114,24 @@ def _resolve(
             "validation.data to null for a synthetic validation set."
         )
     instances = task.synthetic_validation(cfg.synthetic_size, seed)
-    why = f"validation data {cfg.data!r} not found" if cfg.data else "no validation data set"
-    return ValidationSet(
-        instances,
-        "synthetic (held out)",
-        True,
-        f"{why}: falling back to a held-out synthetic validation set of {len(instances)} "
-        "meetings. s_val is then NOT a measure on real, human-annotated data.",
+    why = (
+        f"the task's default validation data {cfg.data!r} not found (no data named)"
+        if cfg.data
+        else "no validation data set"
     )
+    message = (
+        f"{why}: falling back to a held-out synthetic validation set of {len(instances)} "
+        "meetings. s_val is then NOT a measure on real, human-annotated data."
+    )
+    announce(message)
+    return ValidationSet(instances, "synthetic (held out)", True, message)
+
+
+def announce(message: str) -> None:
+    """A fallback the run also reports as an event: logged as a warning too, so that a Python
+    API user without an observer sees it (the command line shows the event and skips the
+    record: ``extra on_console``)."""
+    log.warning(message, extra={"on_console": True})
 
 
 def _default_data(task: Task) -> str | None:
