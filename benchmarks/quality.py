@@ -197,9 +197,28 @@ PROFILES["scarce"] = {
     "methods": ["seeds", "fixed", "evotrainer", "labels_ga", "gepa"],
     "scarce": True,
 }
+# Issue 31: prompts, weights or both. The standard profile's data, cut and engine sizes; the
+# seeds, prompt-only EvoTrainer, weights only (the best seed's kept answers into a LoRA
+# adapter), SFT on the human references, alternation (prompts -> weights -> prompts) with the
+# harness on and frozen. Protocol in docs/distillation.md, "The benchmark" (benchmarks/distill.py).
+PROFILES["distill"] = {
+    **PROFILES["standard"],
+    "results_name": "quality-distill",
+    "methods": [
+        "seeds",
+        "evotrainer",
+        "weights_only",
+        "sft_refs",
+        "alternation",
+        "alternation_frozen",
+    ],  # fmt: skip
+    "distill": True,
+    "distill_after": 3,  # the alternation cells distil after generation 3
+}
 METHODS = ("seeds", "random_search", "inner_ga", "evotrainer", "gepa", "evoprompt_ga")
 SCARCE_METHODS = ("fixed", "labels_ga")  # cells of the scarce profile only
-CELL_METHODS = METHODS + SCARCE_METHODS
+DISTILL_METHODS = ("weights_only", "sft_refs", "alternation", "alternation_frozen")
+CELL_METHODS = METHODS + SCARCE_METHODS + DISTILL_METHODS
 ROWS = (
     "seed_A",
     "seed_B",
@@ -211,7 +230,7 @@ ROWS = (
     "gepa",
     "evoprompt_ga",
 )
-CELL_ROWS = ROWS + SCARCE_METHODS
+CELL_ROWS = ROWS + SCARCE_METHODS + DISTILL_METHODS
 DESCRIPTIONS = {
     "seed_A": "seed policy A unchanged",
     "seed_B": "seed policy B unchanged",
@@ -224,6 +243,10 @@ DESCRIPTIONS = {
     "evoprompt_ga": "EvoPromptGA from promptolution",
     "fixed": "fixed harness: the seed's R on unlabelled meetings, GA alone (scarce profile)",
     "labels_ga": "just use your labels: the GA trains on the labelled selection meetings",
+    "weights_only": "the best seed with a LoRA adapter trained on its answers the harness kept",
+    "sft_refs": "the best seed with a LoRA adapter trained on the human references (SFT)",
+    "alternation": "EvoTrainer with distillation: prompts -> weights -> prompts",
+    "alternation_frozen": "the GA alone with distillation (the harness frozen)",
 }
 TEST_KEYS = ("rougeL", "action_item_f1", "rouge1", "rouge2", "decision_recall")
 
@@ -412,6 +435,19 @@ class Bench:
         if self.server is not None:
             self.server.close()
 
+    def labelled_pool(self) -> list[Instance]:
+        """The AMI train meetings no split of this benchmark holds (with their references)."""
+        train = C.resolve(self.args.train_data)
+        if train is None or not train.is_file():
+            raise SystemExit(f"this method needs the AMI train file ({train})")
+        used = set(self.selection.info["ids"]) | set(self.gepa_train.info["ids"])
+        if self.confirmation is not None:
+            used |= set(self.confirmation.info["ids"])
+        return [i for i in self.task.load(train) if i.id not in used]
+
+    def model_config(self):
+        return C.model_config(self.args.model, self.prof["n_ctx"], self.args.threads)
+
     def validator(self, stack, seed: int) -> Validator:
         ev = Evaluator(self.task, stack.client, self.agent_sampling(seed), SerialRunner())
         return Validator(
@@ -573,6 +609,10 @@ class Bench:
             "validation": validation,
             "report": False,
         }
+        if method in ("alternation", "alternation_frozen"):
+            from benchmarks.distill import engine_distill
+
+            data["distill"] = engine_distill(int(p.get("distill_after", 3)))
         if self.scarce is not None:
             from benchmarks.scarce import engine_overrides
 

@@ -48,6 +48,7 @@ from typing import Any
 from benchmarks import common as C
 from benchmarks import quality as Q
 from benchmarks import stats
+from benchmarks.distill import run_weights
 from evotrainer.config import CacheConfig
 from evotrainer.evaluation.evaluator import Evaluator
 from evotrainer.evaluation.runner import SerialRunner
@@ -248,7 +249,14 @@ class ProgressLLM:
 
 
 # -- settings -----------------------------------------------------------------------------
-ENGINE_METHODS = ("inner_ga", "evotrainer", "fixed", "labels_ga")
+ENGINE_METHODS = (
+    "inner_ga",
+    "evotrainer",
+    "fixed",
+    "labels_ga",
+    "alternation",
+    "alternation_frozen",
+)
 # profile keys that only the engine cells read
 ENGINE_KEYS = (
     "population",
@@ -261,6 +269,7 @@ ENGINE_KEYS = (
     "real_data",
     "real_share",
     "engine_set",
+    "distill_after",
 )
 
 
@@ -317,7 +326,7 @@ def engine_settings(args: argparse.Namespace, prof: dict[str, Any], bench: Q.Ben
     baselines ran)."""
     keys = {k: prof[k] for k in ENGINE_KEYS if k in prof}
     keys["engine_set"] = [*prof.get("engine_set", []), *args.engine_set]
-    if bench.scarce is not None:
+    if bench.scarce is not None or prof.get("distill"):
         methods = [m for m in profile_methods(prof) if m in ENGINE_METHODS]
         per = {m: _engine_config(bench, m) for m in methods}
         return _plain({"profile": keys, "per_method": per})
@@ -326,7 +335,7 @@ def engine_settings(args: argparse.Namespace, prof: dict[str, Any], bench: Q.Ben
 
 def _engine_config(bench: Q.Bench, method: str | None) -> dict[str, Any]:
     try:
-        outer = method in (None, "evotrainer")
+        outer = method in (None, "evotrainer", "alternation")
         config = bench.engine_config(0, outer, method=method).model_dump(mode="json")
         config.pop("seed", None)
         config.pop("cache", None)
@@ -494,6 +503,12 @@ def run(args: argparse.Namespace, prof: dict[str, Any]) -> dict[str, Any]:
         "evoprompt_ga": bench.run_evoprompt,
         "fixed": lambda s: bench.run_engine(s, outer=False, method="fixed"),
         "labels_ga": lambda s: bench.run_engine(s, outer=False, method="labels_ga"),
+        "alternation": lambda s: bench.run_engine(s, outer=True, method="alternation"),
+        "alternation_frozen": lambda s: bench.run_engine(
+            s, outer=False, method="alternation_frozen"
+        ),
+        "weights_only": lambda s: run_weights(bench, s, "weights_only"),
+        "sft_refs": lambda s: run_weights(bench, s, "sft_refs"),
     }
     try:
         if not args.test_only:
@@ -620,6 +635,7 @@ def test_evaluate(bench: Q.Bench, results: Path, work: Path, args: argparse.Name
     )
     stack = build_stack(bench.backend, cache_cfg, Budget())
     ev = Evaluator(bench.task, stack.client, bench.agent_sampling(0), SerialRunner())
+    ev.adapters = adapter_clients(bench, work, cache_cfg, stack.budget)
     t0 = time.perf_counter()
     dirty = False
     for k, (name, inst) in enumerate(meetings, 1):
@@ -658,6 +674,28 @@ def test_evaluate(bench: Q.Bench, results: Path, work: Path, args: argparse.Name
         f"test evaluation done: {b['backend_calls']} backend calls, {b['cache_hits']} cache hits, "
         f"{time.perf_counter() - t0:.0f} s"
     )
+
+
+def adapter_clients(bench: Q.Bench, work: Path, cache_cfg: CacheConfig, budget: Budget):
+    """The clients of the LoRA adapters the distill profile's policies carry: each adapter
+    file found by its hash under the work directory (engine run dirs' adapters/, the weights
+    methods' adapters/), loaded once, verified by hash before llama.cpp reads it."""
+    clients: dict[str, LLMClient] = {}
+
+    def client(sha: str) -> LLMClient:
+        if sha not in clients:
+            from evotrainer.distill.serve import embedded_with_adapter
+
+            found = sorted(work.glob(f"**/adapters/**/{sha}.gguf")) + sorted(
+                work.glob(f"**/adapters/{sha}.gguf")
+            )
+            if not found:
+                raise FileNotFoundError(f"LoRA adapter {sha} not found under {work}")
+            backend = embedded_with_adapter(found[0], sha, bench.model_config(), 0)
+            clients[sha] = build_stack(backend, cache_cfg, budget).client
+        return clients[sha]
+
+    return client
 
 
 def reference_items(inst: Instance) -> int | None:
