@@ -64,8 +64,11 @@ class CoEvolution(
         observers: Sequence[Observer] = (),
         validation: Sequence[Instance] | None = None,
         runner: Runner | None = None,
+        operator_llm: LLMClient | None = None,
     ) -> None:
-        self._wire(config, task, llm, observers, validation, runner)
+        """``operator_llm``: the client the LLM-driven operators ask (a teacher), instead of
+        the one ``operator_model`` names (default: the agent model, ``llm``)."""
+        self._wire(config, task, llm, observers, validation, runner, operator_llm)
 
     # -- the run -------------------------------------------------------------------------
     def run(self, run_dir: str | Path | None = None) -> RunResult:
@@ -142,6 +145,11 @@ class CoEvolution(
             ev.RUN_STARTED,
             config=self.cfg.model_dump(mode="json"),
             model=self.stack.backend.describe(),
+            operator_model=(
+                self.operator_stack.backend.describe()
+                if self.operator_stack is not self.stack
+                else None
+            ),
             run_dir=str(self.run_dir) if self.run_dir else None,
         )
         vs = self.validation_set

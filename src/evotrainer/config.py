@@ -90,6 +90,62 @@ class ModelConfig(_Strict):
     operator_max_tokens: int = Field(200, ge=16, description="max tokens of one operator call")
 
 
+class OperatorModelConfig(_Strict):
+    """The teacher: the model the LLM-driven operators ask (reflection, paraphrase, merge),
+    when it is not the agent model (GEPA's ``reflection_lm``). Its calls count against the
+    same budget and go through the same response cache; sampling is model.operator_temperature
+    and model.operator_max_tokens. ``operator_model: openai:<name>`` is short for ``spec``."""
+
+    spec: str | None = Field(
+        None,
+        description="model spec of the operators' model (the forms of model.spec: "
+        "openai:<name> with base_url, local:...); None = the agent model (model.spec) edits "
+        "the policies as well",
+    )
+    base_url: str | None = Field(
+        None, description="its OpenAI-compatible endpoint; default $OPENAI_BASE_URL"
+    )
+    api_key_env: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="environment variable holding its server's API key; None = $OPENAI_API_KEY",
+    )
+    concurrency: int = Field(4, ge=1, description="parallel requests (HTTP)")
+    timeout_s: float = Field(120.0, gt=0, description="HTTP request timeout")
+    max_retries: int = Field(4, ge=0, description="HTTP retries on 429/5xx/timeouts")
+    extra_body: dict[str, Any] = Field(
+        default_factory=dict, description="extra JSON fields sent with every request (HTTP)"
+    )
+    n_ctx: int = Field(8192, ge=512, description="context window (embedded local: model)")
+    n_threads: int | None = Field(
+        None, ge=1, description="CPU threads (embedded); None = the cores not busy"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        return {"spec": data} if isinstance(data, str) else data
+
+    def as_model(self, agent: ModelConfig) -> ModelConfig | None:
+        """The ModelConfig to build the operators' backend from; None = use the agent's."""
+        if self.spec is None or not self.spec.strip():
+            return None
+        return agent.model_copy(
+            update={
+                "spec": self.spec,
+                "base_url": self.base_url,
+                "concurrency": self.concurrency,
+                "timeout_s": self.timeout_s,
+                "max_retries": self.max_retries,
+                "extra_body": dict(self.extra_body),
+                "n_ctx": self.n_ctx,
+                "n_threads": self.n_threads,
+                "batch_size": 1,
+                "draft_tokens": 0,
+            }
+        )
+
+
 class CacheConfig(_Strict):
     enabled: bool = Field(True, description="persistent request-keyed LLM response cache")
     path: str | None = Field(
@@ -186,6 +242,43 @@ class InnerConfig(_Strict):
     seed_prompts: list[str] | None = Field(
         None, description="your own seed policies; None = the task's seeds (A, B, C)"
     )
+    seed_components: list[dict[str, str]] | None = Field(
+        None,
+        description="your own seed policies as named text components, e.g. [{system: 'Write "
+        "minutes.', glossary: 'PM: project manager ...'}] (system is required; examples and "
+        "template are the known ones; any other name is yours: rendered after them under "
+        "its name as a header, and edited like the others); with seed_prompts: both",
+    )
+    add_components: dict[str, str] = Field(
+        default_factory=dict,
+        description="named components added to every seed policy (the task's or yours) that "
+        "lacks them, e.g. {glossary: '...'}; not system",
+    )
+    component_choice: Literal["weighted", "round_robin"] = Field(
+        "weighted",
+        description="which component of a parent an operator edits (one per child). weighted: "
+        "the system instruction, or with a small probability (0.15-0.2) another one the "
+        "operator can edit (reflection: the instruction only); round_robin: each one in turn, "
+        "a parent's next component every generation (GEPA's round-robin component selection; "
+        "reflection rewrites the component whose turn it is)",
+    )
+
+    @field_validator("seed_components")
+    @classmethod
+    def _seed_components(cls, v: list[dict[str, str]] | None) -> list[dict[str, str]] | None:
+        for i, comps in enumerate(v or []):
+            if not (comps.get("system") or "").strip():
+                raise ValueError(f"[{i}] needs a non-empty 'system' component")
+            _component_names(comps, f"[{i}]")
+        return v
+
+    @field_validator("add_components")
+    @classmethod
+    def _add_components(cls, v: dict[str, str]) -> dict[str, str]:
+        if "system" in v:
+            raise ValueError("'system' is each seed's own instruction: not added")
+        _component_names(v, "")
+        return v
 
     @model_validator(mode="after")
     def _elites_fit(self) -> InnerConfig:
@@ -194,6 +287,18 @@ class InnerConfig(_Strict):
                 f"elites ({self.elites}) must be smaller than population ({self.population})"
             )
         return self
+
+
+COMPONENT_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+
+
+def _component_names(comps: dict[str, str], where: str) -> None:
+    bad = [k for k in comps if not COMPONENT_NAME.match(k)]
+    if bad:
+        raise ValueError(
+            f"{where} component name(s) {bad}: a component name is lower-case letters, digits "
+            "and _ (at most 32, a letter first)".strip()
+        )
 
 
 class OuterConfig(_Strict):
@@ -606,6 +711,7 @@ class DistillConfig(_Strict):
 class RunConfig(_Strict):
     seed: int = Field(0, description="master seed of every random choice")
     model: ModelConfig = Field(default_factory=ModelConfig)
+    operator_model: OperatorModelConfig = Field(default_factory=OperatorModelConfig)
     runner: Literal["auto", "serial", "threads", "async", "ray"] = Field(
         "auto",
         description="how evaluations run: auto = one at a time for the embedded model, "

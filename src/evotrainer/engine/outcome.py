@@ -150,6 +150,12 @@ class Outcome:
             "operators": {k: v.as_dict() for k, v in sorted(self.inner.op_stats.items())},
             "seed": self.cfg.seed,
             "model": self.stack.backend.model_id,
+            # the teacher of the LLM-driven operators (operator_model); None: the agent model
+            "operator_model": (
+                self.operator_stack.backend.model_id
+                if self.operator_stack is not self.stack
+                else None
+            ),
             "llm_calls": b["llm_calls"],
             "prompt_tokens": b["prompt_tokens"],
             "completion_tokens": b["completion_tokens"],

@@ -32,10 +32,12 @@ from evotrainer.harness.training_set import BatchSource, load_real_pool
 from evotrainer.llm.base import LLMClient, SamplingParams, parallel_requests_of
 from evotrainer.llm.budget import Budget
 from evotrainer.llm.spec import LLMStack, build_backend, build_stack
+from evotrainer.llm.teacher import build_operator_stack
 from evotrainer.loops.inner import OperatorResources, PolicyOptimizer
 from evotrainer.loops.outer import HarnessOptimizer
 from evotrainer.loops.rng import stream
 from evotrainer.policy.genome import PolicyGenome
+from evotrainer.policy.seeds import seed_policies
 from evotrainer.run import events as ev
 from evotrainer.run.validation_set import resolve_validation
 from evotrainer.tasks.base import Task
@@ -56,6 +58,7 @@ class Wiring:
         observers: Sequence[Observer],
         validation: Sequence[Instance] | None,
         runner: Runner | None,
+        operator_llm: LLMClient | None = None,
     ) -> None:
         self.cfg = config
         self._notes: list[tuple[str, dict[str, Any]]] = []  # events to emit once run() starts
@@ -70,6 +73,8 @@ class Wiring:
         ray = config.ray if config.runner == "ray" else None
         backend = llm or build_backend(config.model, seed=config.seed, ray=ray)
         self.stack: LLMStack = build_stack(backend, config.cache, budget)
+        # the operators' model (operator_model, a teacher): the same budget and cache
+        self.operator_stack: LLMStack = build_operator_stack(config, self.stack, operator_llm)
         self.observers: list[Observer] = list(observers)
         self.sampling = SamplingParams(
             temperature=config.model.temperature,
@@ -206,14 +211,7 @@ class Wiring:
             config.meta, self.validator, self.evaluator, config.outer.s_val_weights
         )
         self.hopt.archive.rank = self.meta.rank
-        seeds = (
-            [
-                PolicyGenome.from_text(t, name=f"S{i}")
-                for i, t in enumerate(config.inner.seed_prompts)
-            ]
-            if config.inner.seed_prompts
-            else self.task.seed_policies()
-        )
+        seeds = seed_policies(config.inner, self.task)
         self.reference_examples = self._reference_examples()
         self.inner = self._new_inner(seeds)
         self.policies: dict[str, PolicyGenome] = {}  # every policy ever made, for lineage
@@ -245,10 +243,11 @@ class Wiring:
             max_tokens=self.cfg.model.operator_max_tokens,
             seed=self.cfg.seed,
         )
+        client = self.operator_stack.client  # the agent's own client unless operator_model
         opt = PolicyOptimizer(
-            self.cfg.inner, seeds, stream(self.cfg.seed, "inner"), self.stack.client, op_sampling
+            self.cfg.inner, seeds, stream(self.cfg.seed, "inner"), client, op_sampling
         )
-        opt.parallel = parallel_requests_of(self.stack.client)  # children made concurrently
+        opt.parallel = parallel_requests_of(client)  # children made concurrently
         opt.resources = OperatorResources(
             templates=tuple(self.task.output_templates()),
             edits=dict(self.task.feedback_edits()),

@@ -290,6 +290,7 @@ class PolicyOptimizer:
             scores={p.id: self.fitness[p.id].components for p in self.population},
             weights=self.resources.weights,
             vocabulary=self.resources.vocabulary,
+            component_choice=self.cfg.component_choice,
         )
         if self.parallel > 1:  # a backend that serves parallel requests: overlap the LLM calls
             from evotrainer.loops.parallel_children import children_in_parallel

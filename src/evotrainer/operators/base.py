@@ -12,6 +12,7 @@ seed from it, so a run with a seeded rng and a cached LLM is reproducible.
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -20,9 +21,11 @@ from typing import Protocol, runtime_checkable
 from evotrainer.llm.base import LLMClient, SamplingParams
 from evotrainer.operators.repair import repair_child
 from evotrainer.operators.vocabulary import GENERAL, InstructionVocabulary
-from evotrainer.policy.genome import PolicyGenome
+from evotrainer.policy.genome import COMPONENT_ORDER, PolicyGenome
 from evotrainer.tasks.base import FeedbackEdit
 from evotrainer.types import Lineage
+
+USER_COMPONENTS = "*"  # in an operator's targets: every user-defined component
 
 
 @dataclass
@@ -55,6 +58,9 @@ class OperatorContext:
     """The current harness's reward weights (which components count)."""
     vocabulary: InstructionVocabulary = GENERAL
     """The task's style phrases and domain synonyms (``keyword``, ``synonym``, crossover)."""
+    component_choice: str = "weighted"
+    """Which component of a parent an operator edits (``inner.component_choice``): weighted or
+    round_robin (``BaseOperator.pick_component``)."""
 
     def call_params(self) -> SamplingParams:
         """Sampling params for one LLM call, with a seed drawn from ``rng``."""
@@ -83,9 +89,11 @@ class BaseOperator:
     arity: int = 1
     uses_llm: bool = False
     targets: tuple[str, ...] = ("system",)
-    """Components this operator may edit; "system" is always the default one."""
+    """Components this operator may edit; "system" is always the default one; USER_COMPONENTS
+    stands for every user-defined one (e.g. a glossary)."""
     other_component_p: float = 0.2
-    """Chance of editing another target component (when the parent has one) instead of system."""
+    """Chance of editing another target component (when the parent has one) instead of system
+    (``component_choice: weighted``)."""
 
     def apply(self, parents: Sequence[PolicyGenome], ctx: OperatorContext) -> PolicyGenome | None:
         if len(parents) != self.arity:
@@ -97,10 +105,29 @@ class BaseOperator:
     def _apply(self, parents: list[PolicyGenome], ctx: OperatorContext) -> PolicyGenome | None:
         raise NotImplementedError
 
-    def pick_component(self, parent: PolicyGenome, rng: random.Random) -> str:
-        others = [k for k in self.targets if k != "system" and k in parent.components]
-        if others and rng.random() < self.other_component_p:
-            return rng.choice(others)
+    def editable(self, parent: PolicyGenome) -> list[str]:
+        """The parent's components this operator may edit, "system" first, then in name
+        order."""
+        user = USER_COMPONENTS in self.targets
+        return ["system"] + [
+            k
+            for k in parent.components
+            if k != "system" and (k in self.targets or (user and k not in COMPONENT_ORDER))
+        ]
+
+    def pick_component(self, parent: PolicyGenome, ctx: OperatorContext) -> str:
+        """The one component of ``parent`` a child changes. ``weighted`` (the default): system,
+        or with probability ``other_component_p`` another editable one (no random draw when
+        there is none, or the probability is 0). ``round_robin``: each editable component in
+        turn, a parent's next one every generation (the phase is its id's hash, so parents
+        differ): stateless, the same whatever order children are made in."""
+        comps = self.editable(parent)
+        if ctx.component_choice == "round_robin":
+            phase = int(hashlib.sha1(parent.id.encode()).hexdigest(), 16)
+            return comps[(ctx.generation + phase) % len(comps)]
+        others = comps[1:]
+        if others and self.other_component_p > 0 and ctx.rng.random() < self.other_component_p:
+            return ctx.rng.choice(others)
         return "system"
 
     def child(

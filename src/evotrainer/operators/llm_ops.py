@@ -12,9 +12,9 @@ import re
 
 from evotrainer.errors import LLMError
 from evotrainer.llm.base import Completion
-from evotrainer.operators.base import BaseOperator, OperatorContext
+from evotrainer.operators.base import USER_COMPONENTS, BaseOperator, OperatorContext
 from evotrainer.operators.crossover import inherit_components
-from evotrainer.policy.genome import PolicyGenome
+from evotrainer.policy.genome import PolicyGenome, component_label
 from evotrainer.types import Message
 
 SYSTEM = "You improve instructions for an AI assistant. Reply with the new text only."
@@ -35,7 +35,22 @@ REFLECT = (
     "New instruction:"
 )
 
+REFLECT_PART = (
+    "An assistant followed the instructions below, and its answers had these problems:\n"
+    "{feedback}\n\nInstructions:\n{policy}\n\nRewrite only their {what} part so that the "
+    "assistant avoids these problems. Keep what works. Reply with ONLY the new {what}.\n\n"
+    "{What}:\n{text}\n\nNew {what}:"
+)
+
 _WHAT = {"system": "instruction", "examples": "example", "template": "output template"}
+
+
+def what(component: str) -> str:
+    """How a prompt names a component: instruction, example, output template, or a user
+    component's own name ("glossary", "style guide")."""
+    return _WHAT.get(component) or component_label(component).lower()
+
+
 # Lines of our own prompts: an answer containing one echoed the prompt instead of answering.
 _ECHO_MARKERS = (
     "reply with only",
@@ -117,15 +132,15 @@ class LLMParaphrase(LLMOperator):
 
     name = "llm_paraphrase"
     arity = 1
-    targets = ("system", "examples", "template")
+    targets = ("system", "examples", "template", USER_COMPONENTS)
     other_component_p = 0.15
 
     def _apply(self, parents: list[PolicyGenome], ctx: OperatorContext) -> PolicyGenome | None:
         parent = parents[0]
-        component = self.pick_component(parent, ctx.rng)
-        what = _WHAT.get(component, "text")
+        component = self.pick_component(parent, ctx)
+        name = what(component)
         text = parent.components[component]
-        prompt = PARAPHRASE.format(what=what, What=what.capitalize(), text=text)
+        prompt = PARAPHRASE.format(what=name, What=name.capitalize(), text=text)
         answer = self.ask(prompt, ctx)
         return self.finish(
             parents,
@@ -158,11 +173,15 @@ class LLMMerge(LLMOperator):
 
 class ReflectiveMutation(LLMOperator):
     """Rewrite the instruction from the feedback on its worst examples (GEPA's reflection).
+    With ``component_choice: round_robin`` it rewrites the component whose turn it is (the
+    whole policy shown as context), else always the instruction.
 
     Needs ``ctx.feedback[parent.id]``; without it, returns None without calling the LLM."""
 
     name = "reflective"
     arity = 1
+    targets = ("system", "examples", "template", USER_COMPONENTS)
+    other_component_p = 0.0  # weighted choice: the instruction only
 
     def _apply(self, parents: list[PolicyGenome], ctx: OperatorContext) -> PolicyGenome | None:
         parent = parents[0]
@@ -170,8 +189,21 @@ class ReflectiveMutation(LLMOperator):
         if not feedback:
             return None
         feedback = clip_feedback(feedback)
-        answer = self.ask(REFLECT.format(feedback=feedback, text=parent.system), ctx)
+        component = self.pick_component(parent, ctx)
+        text = parent.components[component]
+        if component == "system":
+            prompt = REFLECT.format(feedback=feedback, text=text)
+        else:
+            name = what(component)
+            prompt = REFLECT_PART.format(
+                feedback=feedback,
+                policy=parent.render(),
+                what=name,
+                What=name.capitalize(),
+                text=text,
+            )
+        answer = self.ask(prompt, ctx)
         note = "reflect on: " + " ".join(feedback.split())[:120]
-        return self.finish(
-            parents, dict(parent.components), "system", answer, parent.system, ctx, note
-        )
+        if component != "system":
+            note = f"{component}: {note}"
+        return self.finish(parents, dict(parent.components), component, answer, text, ctx, note)

@@ -51,7 +51,7 @@ class SynonymOperator(BaseOperator):
 
     def _apply(self, parents: list[PolicyGenome], ctx: OperatorContext) -> PolicyGenome | None:
         parent = parents[0]
-        component = self.pick_component(parent, ctx.rng)
+        component = self.pick_component(parent, ctx)
         text, edits = self.rewrite(parent.components[component], ctx)
         if not edits:
             return None

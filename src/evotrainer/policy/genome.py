@@ -3,7 +3,11 @@
 Components (all optional but ``system``):
 - ``system``: the instruction text (the "system prompt", placed after the input, see Task.render);
 - ``examples``: few-shot examples;
-- ``template``: an output template the agent should follow.
+- ``template``: an output template the agent should follow;
+- any other name (lower-case, e.g. ``glossary``): the user's own component
+  (``inner.seed_components``, ``inner.add_components``), rendered after the known ones in name
+  order under its name as a header ("Glossary:"), unless its text already starts with that
+  header; operators edit it like the others (``inner.component_choice``).
 
 A genome may also carry a LoRA adapter (``adapter``: the sha256 of a GGUF adapter file in the
 run directory's ``adapters/``, made by distillation): the policy is then its text *and* those
@@ -67,8 +71,9 @@ class PolicyGenome:
                 parts.append(
                     f"{header}\n{self.components[key]}" if header else self.components[key]
                 )
-        extra = [k for k in self.components if k not in COMPONENT_ORDER]
-        parts.extend(self.components[k] for k in extra)
+        for key in self.components:
+            if key not in COMPONENT_ORDER:
+                parts.append(_with_header(key, self.components[key]))
         return "\n\n".join(parts)
 
     def with_text(self, lineage: Lineage, **components: str) -> PolicyGenome:
@@ -117,6 +122,17 @@ class PolicyGenome:
             name=data.get("name", ""),
             adapter=data.get("adapter") or None,
         )
+
+
+def component_label(name: str) -> str:
+    """How a user-defined component is named in the text: ``style_guide`` -> "Style guide"."""
+    words = name.replace("_", " ").strip()
+    return words[:1].upper() + words[1:]
+
+
+def _with_header(name: str, text: str) -> str:
+    header = component_label(name) + ":"
+    return text if text.lower().startswith(header.lower()) else f"{header}\n{text}"
 
 
 def _is_sha256(text: str) -> bool:

@@ -74,6 +74,12 @@ class ConsoleProgress:
             m = d["model"]
             threads = f", {_threads(m['threads'])}" if m.get("threads") else ""
             p(f"[bold]EvoTrainer[/] model: {_e(m.get('model'))} ({_e(m.get('backend'))}{threads})")
+            teacher = d.get("operator_model")
+            if teacher:
+                self._line(
+                    f"operator model (mutation, reflection, paraphrase): {teacher.get('model')} "
+                    f"({teacher.get('backend')})"
+                )
         elif event.type == ev.THREADS:
             self._line(
                 f"llama.cpp threads: {d['previous']} -> {d['threads']} from generation "

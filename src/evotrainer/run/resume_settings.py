@@ -13,7 +13,8 @@ name:
   sends every prompt, transcripts included, and ``$OPENAI_API_KEY`` there) and ``ray.address``
   (a Ray cluster runs the workers and sends back pickled results) are taken only when they are
   the environment's (``$OPENAI_BASE_URL``, ``$RAY_ADDRESS``) or repeated as ``resume --base-url
-  URL`` / ``--ray-address ADDRESS``; the value given there replaces config.yaml's.
+  URL`` / ``--ray-address ADDRESS``; the value given there replaces config.yaml's. The same
+  holds for the teacher's ``operator_model.base_url`` (``resume --operator-base-url URL``).
 """
 
 from __future__ import annotations
@@ -30,11 +31,13 @@ def settings_for_resume(
     cfg_file: Path,
     base_url: str | None = None,
     ray_address: str | None = None,
+    operator_base_url: str | None = None,
 ) -> RunConfig:
     """``config`` (read from ``cfg_file``) as a resume may use it; ConfigError naming the key
     and what to do for a setting it refuses."""
     config = _without_code(config, cfg_file)
     config = _model_endpoint(config, cfg_file, base_url)
+    config = _operator_endpoint(config, cfg_file, operator_base_url)
     return _ray_endpoint(config, cfg_file, ray_address)
 
 
@@ -78,6 +81,28 @@ def _model_endpoint(config: RunConfig, cfg_file: Path, given: str | None) -> Run
     if recorded == model.base_url:
         return config
     return config.model_copy(update={"model": model.model_copy(update={"base_url": recorded})})
+
+
+def _operator_endpoint(config: RunConfig, cfg_file: Path, given: str | None) -> RunConfig:
+    op = config.operator_model
+    if not (op.spec or "").strip().startswith("openai:"):
+        recorded = None  # the agent model, or an embedded one: base_url is not used
+    elif given:
+        recorded = given
+    else:
+        recorded = op.base_url
+        if recorded and not _same_url(recorded, os.environ.get("OPENAI_BASE_URL")):
+            raise ConfigError(
+                f"{cfg_file}: operator_model.base_url is {recorded!r}: a resume sends the "
+                "run's policies and feedback (quoting transcripts) and an API key only to an "
+                f"endpoint you name. If it is yours: `evotrainer resume {cfg_file.parent} "
+                f"--operator-base-url {recorded}`."
+            )
+    if recorded == op.base_url:
+        return config
+    return config.model_copy(
+        update={"operator_model": op.model_copy(update={"base_url": recorded})}
+    )
 
 
 def _ray_endpoint(config: RunConfig, cfg_file: Path, given: str | None) -> RunConfig:
