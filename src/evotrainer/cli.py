@@ -1,4 +1,11 @@
-"""The command line: ``evotrainer run | resume | report | review | eval | generate | doctor``."""
+"""Co-evolve an LLM agent's prompts and their training harness. Start with `evotrainer init`,
+then `evotrainer run -c evotrainer.yaml --data my.jsonl`.
+
+Model specs (--model): local:smollm2 (embedded, the default; extra local), local:smollm2-q4_0,
+local:/path/model.gguf, openai:<model> with --base-url URL (vLLM, Ollama, llama.cpp server ...),
+and fakes that need no model, for plumbing checks and tests: fake:echo (answers with the end of
+its prompt), fake:minutes (plausible minutes from the meeting's transcript),
+fake:latency=SECONDS (an echo after a delay)."""
 
 from __future__ import annotations
 
@@ -24,7 +31,11 @@ out = SafeConsole()
 
 ModelOpt = Annotated[
     str | None,
-    typer.Option("--model", help="local:smollm2 | local:/path/model.gguf | openai:<model>"),
+    typer.Option(
+        "--model",
+        help="local:smollm2 | local:/path/model.gguf | openai:<model> (with --base-url) | "
+        "without a model: fake:echo | fake:minutes | fake:latency=SECONDS",
+    ),
 ]
 BaseUrlOpt = Annotated[
     str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint for openai: specs")
@@ -50,7 +61,7 @@ def _main(
         typer.Option("--version", callback=_version, is_eager=True, help="print the version"),
     ] = False,
 ) -> None:
-    """Co-evolve LLM agent policies (prompts) and their training harness."""
+    pass
 
 
 def _fail(exc: Exception, hint: str = "", where: Path | None = None) -> None:

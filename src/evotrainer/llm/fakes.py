@@ -149,13 +149,26 @@ class LatencyLLM(FunctionLLM):
         self.latency_s = latency_s
 
 
+FAKE_SPECS = "fake:echo, fake:minutes, fake:latency=<seconds>"
+
+
 def fake_backend(name: str) -> FunctionLLM:
-    """The backend of a ``fake:<name>`` model spec: ``echo`` or ``latency=<seconds>``."""
+    """The backend of a ``fake:<name>`` model spec (no model, no server; for plumbing checks,
+    tests and throughput measurements, never for scores that mean something):
+
+    - ``echo``: answers with the end of its prompt (EchoLLM);
+    - ``minutes``: plausible minutes written from the meeting's transcript, and a rewritten
+      instruction for operator calls (tasks/meetings/fake.py; the benchmarks' fake);
+    - ``latency=S``: an echo that answers after S seconds (LatencyLLM)."""
     if name == "echo":
         return EchoLLM()
+    if name == "minutes":
+        from evotrainer.tasks.meetings.fake import minutes_llm
+
+        return minutes_llm()
     if name.startswith("latency="):
         return LatencyLLM(_seconds(name.partition("=")[2]))
-    raise ModelSpecError(f"unknown fake backend {name!r}: fake:echo or fake:latency=<seconds>")
+    raise ModelSpecError(f"unknown fake backend {name!r}: {FAKE_SPECS}")
 
 
 def _seconds(text: str) -> float:

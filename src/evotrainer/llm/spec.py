@@ -7,8 +7,9 @@ Valid specs:
   local:/path/to/model.gguf  any local GGUF file
   openai:<model-name>        any OpenAI-compatible server (vLLM, SGLang, Ollama, llama.cpp
                              server, OpenAI) at --base-url / $OPENAI_BASE_URL
-  fake:echo, fake:latency=S  test and benchmark backends (llm/fakes.py): an echo, and an echo
-                             that answers after S seconds
+  fake:echo, fake:minutes,    test and benchmark backends without a model (llm/fakes.py): an
+  fake:latency=S             echo, plausible minutes from the transcript (the meeting task's
+                             plumbing in seconds), and an echo that answers after S seconds
 With a RayConfig (``runner: ray``) the backend is a pool of Ray workers that each build their
 own backend from the same ModelConfig (llm/ray_pool.py).
 """
@@ -26,7 +27,8 @@ from evotrainer.llm.cache import CachedLLM, ResponseCache, default_cache_dir
 
 VALID_FORMS = (
     "local:smollm2, local:smollm2-q4_0, local:/path/to/model.gguf, "
-    "openai:<model-name> (with --base-url)"
+    "openai:<model-name> (with --base-url), or without a model fake:echo, fake:minutes, "
+    "fake:latency=<seconds>"
 )
 
 
