@@ -125,3 +125,36 @@ def test_co_evolution_may_change_after_the_baselines_ran_but_a_baseline_may_not(
     monkeypatch.setattr(scarce, "engine_overrides", changed("fixed"))
     with pytest.raises(SystemExit, match="fixed-seed0"):
         quality.main(args(tmp_path, "--cells", "seeds"))
+
+
+def test_the_rank_picture_scores_each_chosen_harness_on_the_panel(tmp_path, monkeypatch):
+    from benchmarks import rank_picture
+
+    rows = [
+        {
+            "policy": f"p{i}",
+            "meeting": f"m{j}",
+            "s_val": 0.1 * i + 0.01 * j,
+            "components": {"completeness": 0.1 * i, "format": 1.0 - 0.1 * i, "learned": 0.3},
+        }
+        for i in range(6)
+        for j in range(3)
+    ]
+    panel = tmp_path / "panel.json"
+    panel.write_text(json.dumps({"rows": rows}))
+    results = tmp_path / "quality-scarce"
+    run_dir = tmp_path / "work" / "quality-quality-scarce" / "runs" / "evotrainer-seed0"
+    run_dir.mkdir(parents=True)
+    steps = [
+        {"type": "outer_step", "outer_step": 1, "selection": "rank",
+         "chosen": {"weights": {"completeness": 1.0, "learned": 0.5}}},
+        {"type": "outer_step", "outer_step": 2, "selection": "rank",
+         "chosen": {"weights": {"format": 1.0}}},
+    ]  # fmt: skip
+    (run_dir / "events.jsonl").write_text("\n".join(json.dumps(e) for e in steps) + "\n")
+    monkeypatch.setattr(rank_picture.C, "WORK", tmp_path / "work")
+    doc = rank_picture.picture(results, panel)
+    first, second = doc["cells"]["evotrainer-seed0"]
+    assert first["over_policies"] == pytest.approx(1.0) and first["learned_weight_left_out"] == 0.5
+    assert second["over_policies"] == pytest.approx(-1.0)
+    assert "| evotrainer-seed0 | 1 (rank) | +1.00 |" in rank_picture.table(doc)
