@@ -40,6 +40,42 @@ ModelOpt = Annotated[
 BaseUrlOpt = Annotated[
     str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint for openai: specs")
 ]
+MaxCallsOpt = Annotated[
+    int | None,
+    typer.Option("--max-calls", min=1, help="stop after this many LLM calls (budget.max_calls)"),
+]
+MaxTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-tokens",
+        min=1,
+        help="stop after this many prompt+completion tokens (budget.max_tokens)",
+    ),
+]
+TimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        min=0.001,
+        help="stop starting generations after this many seconds (budget.max_wall_s); the best "
+        "policy is still validated and confirmed",
+    ),
+]
+
+
+def _budget_values(
+    max_calls: int | None, max_tokens: int | None, timeout: float | None
+) -> dict[str, object]:
+    values: dict[str, object] = {}
+    if max_calls is not None:
+        values["budget.max_calls"] = max_calls
+    if max_tokens is not None:
+        values["budget.max_tokens"] = max_tokens
+    if timeout is not None:
+        values["budget.max_wall_s"] = timeout
+    return values
+
+
 TaskOpt = Annotated[
     str | None,
     typer.Option("--task", help="the task plug-in: meetings (default) | code | an installed one"),
@@ -145,6 +181,8 @@ def _conclude(co, result, as_json: bool, report: bool) -> None:  # type: ignore[
             f"({escape(c.get('measure') or 's_val')})"
         )
         out.print(f"returned {returned}: {c['reason']}", markup=False)
+    elif s["validation"].get("confirmation_note"):
+        out.print(f"not confirmed: {s['validation']['confirmation_note']}", markup=False)
     out.print(
         f"generations {s['generations']}, outer steps {s['outer_steps']}, "
         f"LLM calls {s['llm_calls']} ({s['runtime']['backend_calls']} to the backend), "
@@ -179,6 +217,9 @@ def run(
         ),
     ] = None,
     task: TaskOpt = None,
+    max_calls: MaxCallsOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    timeout: TimeoutOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="print events as JSON lines")] = False,
     force: Annotated[
         bool, typer.Option("--force", help="replace the run already in --run-dir")
@@ -198,7 +239,8 @@ def run(
 
     rd = run_dir
     try:
-        values = {**_overrides(model, base_url, val_data, task)}
+        values: dict[str, object] = {**_overrides(model, base_url, val_data, task)}
+        values.update(_budget_values(max_calls, max_tokens, timeout))
         if init_from:
             values["init_from"] = init_from
         cfg = load_config(config, set_ or [], values)
@@ -260,6 +302,9 @@ def resume(
             "that is not $RAY_ADDRESS",
         ),
     ] = None,
+    max_calls: MaxCallsOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    timeout: TimeoutOpt = None,
 ) -> None:
     """Continue a run from its last intact checkpoint (a run stopped before its first
     checkpoint starts again). Settings in RUN_DIR/config.yaml that would run code (Ray
@@ -268,7 +313,11 @@ def resume(
 
     try:
         co, path = CoEvolution.resume(
-            run_dir, observers=_observers(as_json), base_url=base_url, ray_address=ray_address
+            run_dir,
+            observers=_observers(as_json),
+            base_url=base_url,
+            ray_address=ray_address,
+            settings=_budget_values(max_calls, max_tokens, timeout),
         )
         result = co.run(path)
         _conclude(co, result, as_json, co.cfg.report)

@@ -36,7 +36,7 @@ from evotrainer.engine.state import State
 from evotrainer.engine.telemetry import Observer, Telemetry
 from evotrainer.engine.validate import Validation
 from evotrainer.engine.wiring import Wiring
-from evotrainer.errors import BudgetExceeded, EvoTrainerError
+from evotrainer.errors import BudgetExceeded, EvoTrainerError, TimeLimitReached
 from evotrainer.evaluation.runner import Runner
 from evotrainer.llm.base import LLMClient
 from evotrainer.policy.genome import PolicyGenome
@@ -76,7 +76,9 @@ class CoEvolution(
         resuming = self.initial is not None or self._start_over
         warm = self._read_warm_start() if self.initial is None else None  # before any file
         if run_dir is not None:
-            rd = RunDirectory.open_or_create(Path(run_dir), self.cfg, resuming)
+            rd = RunDirectory.open_or_create(
+                Path(run_dir), self.cfg, resuming, rewrite_config=self._rewrite_config
+            )
             self.run_dir = rd.path
             self.observers.append(rd.log)
             self.meta.attach(rd.path)
@@ -88,13 +90,16 @@ class CoEvolution(
             if self._stopped_at_resume is not None:
                 raise self._stopped_at_resume  # the cap was reached re-reading the population
             if self.initial is None:
-                self._start(warm)
+                self._start(warm)  # says what the run will cost once its data is known
+            else:
+                self._emit_estimate()
             batch = self.batch(self.epoch, self.drawn)
             if self.outer_due:  # resumed from the checkpoint written before an outer step
                 batch = self._outer_or_monitor_step(batch)
             if self.distill_due:  # resumed from the checkpoint written before a distillation
                 self._distill_and_checkpoint(batch)
             while self.inner.generation < self.cfg.inner.generations:
+                self._check_time()
                 self._retune_threads()
                 self.epoch = self._generation(
                     self.inner, batch, self.harness, self.epoch, self.drawn
@@ -107,9 +112,13 @@ class CoEvolution(
                 self.distill_due = self._distill_due_after(g) and g < self.cfg.inner.generations
                 self.checkpoint()
                 if self.outer_due:
+                    self._check_time()
                     batch = self._outer_or_monitor_step(batch)
                 if self.distill_due:
                     self._distill_and_checkpoint(batch)
+        except TimeLimitReached as exc:
+            stopped = "timeout"
+            self.emit(ev.BUDGET_EXHAUSTED, message=str(exc), budget=self.budget.snapshot())
         except BudgetExceeded as exc:
             stopped = "budget"
             self.emit(ev.BUDGET_EXHAUSTED, message=str(exc), budget=self.budget.snapshot())
@@ -169,8 +178,11 @@ class CoEvolution(
         )
         if vs.synthetic:
             self.emit(ev.WARNING, message=vs.message)
+        if vs.confirmation_note:
+            self.emit(ev.WARNING, message=vs.confirmation_note)
         if warm is not None:
             self._warm_start(warm)
+        self._emit_estimate()
         self.drawn = self.harness
         batch = self.batch(self.epoch, self.harness)
         initial = self.inner.ask()

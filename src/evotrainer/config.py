@@ -156,6 +156,14 @@ class CacheConfig(_Strict):
 class BudgetConfig(_Strict):
     max_calls: int | None = Field(None, ge=1, description="hard cap on backend LLM calls")
     max_tokens: int | None = Field(None, ge=1, description="hard cap on prompt+completion tokens")
+    max_wall_s: float | None = Field(
+        None,
+        gt=0,
+        description="time limit (seconds of wall time from the start of this process's run; a "
+        "resume counts from its own start): checked before every generation and outer step, "
+        "the run then stops as with max_calls (summary stopped: timeout) but still validates "
+        "its best policy and confirms it, so it ends a little later; `run --timeout`",
+    )
     reserve_final: bool = Field(
         True,
         description="with max_calls: hold back the calls one validation costs, so that when the "

@@ -34,6 +34,11 @@ class BudgetExceeded(EvoTrainerError):
     """A hard cap on LLM calls or tokens was reached; work stops cleanly at the next boundary."""
 
 
+class TimeLimitReached(EvoTrainerError):
+    """``budget.max_wall_s`` (``--timeout``) passed: the run stops before its next generation or
+    outer step, then validates and confirms its best policy as after a budget stop."""
+
+
 class CheckpointError(EvoTrainerError):
     """No usable checkpoint could be read from a run directory."""
 

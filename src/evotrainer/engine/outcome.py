@@ -37,7 +37,7 @@ class Outcome:
         held_back = self.budget.reserve > 0  # calls kept for this validation (budget.reserve_final)
         self.budget.release_reserve()
         self._read_ratings()
-        if stopped == "completed" or held_back:
+        if stopped in ("completed", "timeout") or held_back:
             try:
                 last = self.validate([final_best], "final", race=True)[final_best.id]
                 batch = self.batch(self.epoch, self.drawn)
@@ -127,6 +127,7 @@ class Outcome:
                 "source": vs.source,
                 "n": len(vs.selection),
                 "confirmation_n": len(vs.confirmation),
+                "confirmation_note": vs.confirmation_note,
                 "synthetic": vs.synthetic,
                 "truncation": self.validator.truncation,
             },

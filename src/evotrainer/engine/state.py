@@ -7,10 +7,11 @@ the calls a resume makes to re-read the population's rollouts count against the 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Self
 
+from evotrainer.config import RunConfig
 from evotrainer.engine.telemetry import Observer, _finite
 from evotrainer.errors import BudgetExceeded
 from evotrainer.evaluation.runner import Runner
@@ -32,6 +33,18 @@ from evotrainer.run.rundir import RunDirectory
 from evotrainer.run.validation_set import check_same_validation
 from evotrainer.tasks.base import Task
 from evotrainer.types import Instance, ValidationResult
+
+
+def with_settings(config: RunConfig, settings: Mapping[str, Any] | None, source: Path) -> RunConfig:
+    """``config`` with ``settings`` (dotted keys -> values, taken as they are) applied."""
+    if not settings:
+        return config
+    from evotrainer.config import config_from_dict, set_value
+
+    data = config.model_dump(mode="json")
+    for key, value in settings.items():
+        set_value(data, key, value)
+    return config_from_dict(data, f"{source} + the command line")
 
 
 class State:
@@ -188,16 +201,20 @@ class State:
         runner: Runner | None = None,
         base_url: str | None = None,
         ray_address: str | None = None,
+        settings: Mapping[str, Any] | None = None,
     ) -> tuple[Self, Path]:
         """Continue the run in ``run_dir``. ``base_url``/``ray_address``: the endpoints the
         command line named (config.yaml's are taken only when they match or are the
-        environment's: run/resume_settings.py)."""
+        environment's: run/resume_settings.py). ``settings``: ``{"budget.max_calls": 400}``,
+        what the command line sets anew (``resume --max-calls``); config.yaml records it."""
         rd = RunDirectory.open(Path(run_dir), base_url, ray_address)
         # the checkpoint is read before a model loads: a damaged run is named at once
         saved = load_latest(rd.path) if checkpoint_files(rd.path / "checkpoints") else None
+        config = with_settings(rd.config, settings, rd.path / "config.yaml")
         co = cls(
-            rd.config, task=task, llm=llm, observers=observers, validation=validation, runner=runner
+            config, task=task, llm=llm, observers=observers, validation=validation, runner=runner
         )
+        co._rewrite_config = config != rd.config
         if saved is None:
             return co._start_again(), rd.path
         state, path, warnings = saved

@@ -76,7 +76,62 @@ class Telemetry:
             elapsed_s=self.elapsed(),
             total_generations=self.cfg.inner.generations,
             last_s_val=self.hopt.s_val_history[-1] if self.hopt.s_val_history else None,
+            **self._eta(),
         )
+
+    def _emit_estimate(self) -> None:
+        """Before the run (or its resume) goes on: the calls it is expected to make
+        (run/estimate.py); generation events then carry the ETA at the measured pace."""
+        from evotrainer.run.estimate import Progress, estimate_calls
+
+        vs = self.validation_set
+        est = estimate_calls(
+            self.cfg,
+            len(vs.selection),
+            len(vs.confirmation),
+            len(self.inner.seeds),
+            self.task.max_calls_per_rollout(),
+            len(getattr(self.validator.probe, "instances", ())),
+        )
+        spent = self.budget.snapshot()["llm_calls"]
+        self.progress = Progress(max(est.total, spent), calls_at_start=spent)
+        self._session_t0 = time.perf_counter()
+        self.emit(
+            ev.ESTIMATE,
+            **est.to_json(),
+            calls_spent=spent,
+            message=f"estimate: {est.describe()}"
+            + (f"; {spent} spent before this resume" if spent else ""),
+        )
+
+    def _eta(self) -> dict[str, Any]:
+        """The generation event's time fields: the expected calls, the measured seconds per
+        call and the seconds left (None until enough calls were made)."""
+        progress = getattr(self, "progress", None)
+        if progress is None:
+            return {}
+        calls = self.budget.snapshot()["llm_calls"]
+        spent = time.perf_counter() - self._session_t0
+        return {
+            "expected_calls": progress.expected_calls,
+            "s_per_call": progress.seconds_per_call(calls, spent),
+            "eta_s": progress.eta_s(calls, spent),
+        }
+
+    def _check_time(self) -> None:
+        """``budget.max_wall_s``: raise TimeLimitReached once this session ran that long."""
+        limit = self.cfg.budget.max_wall_s
+        if limit is None:
+            return
+        spent = time.perf_counter() - getattr(self, "_session_t0", self._t0)
+        if spent >= limit:
+            from evotrainer.errors import TimeLimitReached
+
+            raise TimeLimitReached(
+                f"time limit reached: {spent:.0f} s of {limit:g} s (budget.max_wall_s, "
+                f"--timeout) after generation {self.inner.generation}; the best policy is "
+                "validated and confirmed now"
+            )
 
     def _watch_generation(self) -> None:
         if self.monitor is None:

@@ -53,13 +53,12 @@ def load_real_pool(
                 f"task's default, {default}, falls back to synthetic training); set "
                 "harness.real_data to null for synthetic training only."
             )
-        source = str(Path(path).resolve())
         message = (
             f"the task's default real training data {path!r} not found (no data named): "
             "synthetic training only"
         )
         announce(message)
-        return RealPool([], source, message)
+        return RealPool([], "", message)  # no source: as its resume sees it (config.yaml: null)
     loaded = task.load(path)
     held = set(held_out_ids)
     kept = [i for i in loaded if i.id not in held]

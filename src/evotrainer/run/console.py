@@ -1,6 +1,8 @@
-"""The rich console observer: a progress bar over generations with best/mean fitness, last s_val,
-the harness (L, real share and weights), LLM calls/tokens and ETA; one line per outer step,
-harness trial, validation round and rollback, and the confirmation at the end.
+"""The rich console observer: the run's estimated calls first, then a progress bar over
+generations with best/mean fitness, last s_val, the harness (L, real share and weights), LLM
+calls (of those expected)/tokens and the ETA at the measured pace (a pace line once known); one
+line per outer step, harness trial, validation round and rollback, and the confirmation at the
+end.
 
 Everything that comes from the run (model answers quoted in a verdict, file names, messages,
 policy ids) is escaped before it reaches rich, so text such as ``[/b]`` prints as it is, and every
@@ -13,9 +15,10 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from evotrainer.run import events as ev
+from evotrainer.run.estimate import format_duration
 from evotrainer.terminal import SafeConsole, printable
 
 
@@ -49,6 +52,7 @@ class ConsoleProgress:
         self.progress: Progress | None = None
         self.task_id: Any = None
         self.noun = "meetings"  # what the task's instances are called (set at run_started)
+        self.paced = False  # the pace line was printed
 
     def _bar(self, total: int) -> None:
         if self.progress is None:
@@ -57,8 +61,6 @@ class ConsoleProgress:
                 BarColumn(),
                 TextColumn("{task.fields[status]}"),
                 TimeElapsedColumn(),
-                TextColumn("ETA"),
-                TimeRemainingColumn(),
                 console=self.console,
                 transient=False,
             )
@@ -85,16 +87,22 @@ class ConsoleProgress:
                 f"llama.cpp threads: {d['previous']} -> {d['threads']} from generation "
                 f"{d['generation']} (decided again from the cores free now)"
             )
+        elif event.type == ev.ESTIMATE:
+            self._line(d["message"])
         elif event.type in (ev.VALIDATION_SET, ev.TRAINING_SET, ev.WARNING, ev.OUTER_STEP_SKIPPED):
             p(("[yellow]warning:[/] " if event.type == ev.WARNING else "") + _e(d["message"]))
         elif event.type == ev.GENERATION:
             b = d["budget"]
+            expected = d.get("expected_calls")
             status = (
                 f"best {_num(d['best_fitness'])} mean {_num(d['mean_fitness'])} | "
                 f"s_val {_num(d['last_s_val'])} | "
                 f"{_harness(d['harness'])} | "
-                f"calls {b['llm_calls']} tok {b['prompt_tokens'] + b['completion_tokens']}"
+                f"calls {b['llm_calls']}{f'/~{expected}' if expected else ''} "
+                f"tok {b['prompt_tokens'] + b['completion_tokens']} | "
+                f"ETA {format_duration(d.get('eta_s'))}"
             )
+            self._pace(d)
             if not self.console.is_terminal:  # a log file: one plain line per generation
                 p(
                     f"gen {d['generation']}/{d['total_generations']} {status} "
@@ -172,6 +180,19 @@ class ConsoleProgress:
             p(f"[yellow]warning:[/] observer {_e(d['observer'])} detached: {_e(d['error'])}")
         elif event.type == ev.RUN_FINISHED:
             self.close()
+
+    def _pace(self, d: dict[str, Any]) -> None:
+        """Once the backend's pace is measured (generation events carry it): one line with the
+        seconds per call and the time the run is expected to take."""
+        per_call = d.get("s_per_call")
+        if self.paced or per_call is None or d.get("eta_s") is None:
+            return
+        self.paced = True
+        calls = d["budget"]["llm_calls"]
+        self._line(
+            f"pace: {per_call:.2f} s per LLM call so far ({calls} calls): about "
+            f"{format_duration(d['eta_s'])} left for the ~{d['expected_calls']} calls expected"
+        )
 
     def _line(self, text: str) -> None:
         """A plain line (no markup: run text prints as it is)."""

@@ -26,6 +26,7 @@ class Event:
 RUN_STARTED = "run_started"
 WARM_START = "warm_start"  # policies and harness seeded from an earlier run (init_from)
 VALIDATION_SET = "validation_set"  # which validation data (real or synthetic fallback)
+ESTIMATE = "estimate"  # the LLM calls the run is expected to make (run/estimate.py)
 GENERATION = "generation"  # one inner generation done
 THREADS = "threads"  # the embedded model's CPU threads changed (decided again from free cores)
 VALIDATION_STARTED = "validation_started"  # policies start meeting the validation meetings

@@ -61,9 +61,13 @@ class RunDirectory:
     lock: RunLock | None = field(default=None, repr=False)
 
     @classmethod
-    def open_or_create(cls, path: Path, config: RunConfig, resuming: bool = False) -> RunDirectory:
+    def open_or_create(
+        cls, path: Path, config: RunConfig, resuming: bool = False, rewrite_config: bool = False
+    ) -> RunDirectory:
         """The directory of a new run (``resuming=False``: it must be new or empty) or of the
-        run being resumed; locked until ``close()``."""
+        run being resumed; locked until ``close()``. ``rewrite_config``: a resume with settings
+        of its own (``resume --max-calls``, ``--more-generations`` ...): config.yaml records
+        them, so a later resume continues under them."""
         if resuming:
             if path.exists() and not path.is_dir():
                 raise RunDirectoryError(f"run directory {path} exists and is not a directory")
@@ -75,7 +79,7 @@ class RunDirectory:
         try:
             check_no_links(path)
             cfg_file = path / "config.yaml"
-            if not cfg_file.exists():
+            if rewrite_config or not cfg_file.exists():
                 atomic_write(cfg_file, absolute_paths(config).to_yaml(), root=path)
             return cls(path, config, JsonlLog(path / "events.jsonl"), lock)
         except BaseException:

@@ -27,6 +27,7 @@ from evotrainer.types import Instance
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
+MIN_SELECTION = 2  # validation instances selection needs at least
 
 
 def spread(items: Sequence[T], n: int, offset: int = 0) -> list[T]:
@@ -45,6 +46,8 @@ class ValidationSet:
     message: str
     warnings: list[str] = field(default_factory=list)
     confirmation: list[Instance] = field(default_factory=list)
+    # why fewer instances than validation.confirm are held out (None: as many as asked)
+    confirmation_note: str | None = None
 
     @property
     def instances(self) -> list[Instance]:
@@ -57,7 +60,7 @@ def split_confirmation(instances: list[Instance], k: int) -> tuple[list[Instance
     selection ones, so neither part is one end of the file) are held out for confirmation."""
     if k <= 0:
         return list(instances), []
-    if len(instances) - k < 2:
+    if len(instances) - k < MIN_SELECTION:
         raise ConfigError(
             f"validation.confirm={k} leaves {len(instances) - k} of {len(instances)} validation "
             "instances for selection; need at least 2 (lower confirm or raise validation.limit)"
@@ -76,13 +79,38 @@ def resolve_validation(
     """The validation set, split into selection and confirmation (``cfg.confirm`` instances,
     fewer when the set is too small to leave 2 for selection; the message says how many)."""
     whole = _resolve(task, cfg, seed, given)
-    k = min(cfg.confirm, max(0, len(whole.selection) - 2))
+    n = len(whole.selection)
+    k = min(cfg.confirm, max(0, n - 2))
     selection, confirmation = split_confirmation(whole.selection, k)
     message = whole.message
     if confirmation:
         message += f" ({len(selection)} for selection, {len(confirmation)} held out to confirm)"
+    elif cfg.confirm == 0:
+        message += " (validation.confirm=0: none held out to confirm the result)"
+    note = confirmation_note(n, cfg.confirm, k) if k < cfg.confirm else None
+    if note:
+        announce(note)
     return ValidationSet(
-        selection, whole.source, whole.synthetic, message, whole.warnings, confirmation
+        selection, whole.source, whole.synthetic, message, whole.warnings, confirmation, note
+    )
+
+
+def confirmation_note(n: int, asked: int, held: int) -> str:
+    """The decision when the validation set is too small for ``validation.confirm``: how many
+    are held out, why, and how many instances the full confirmation needs."""
+    need = asked + MIN_SELECTION
+    instances = f"{n} validation instance{'s' if n != 1 else ''}"
+    if held == 0:
+        return (
+            f"{instances}: too few to hold any out, so the result will be returned "
+            f"not confirmed on held-out data (validation.confirm={asked} needs at least {need}: "
+            f"{asked} held out + {MIN_SELECTION} for selection). Give more validation data, or "
+            "set validation.confirm=0 to skip confirmation knowingly."
+        )
+    return (
+        f"{instances}: only {held} of the {asked} confirmation instances asked for "
+        f"(validation.confirm) can be held out ({MIN_SELECTION} are needed for selection); the "
+        f"confirmation's interval will be wide. Confirming on all {asked} needs at least {need}."
     )
 
 
