@@ -27,6 +27,9 @@ SECTIONS = [
     "Budget",
     "Best policy: lineage and text",
     "Best policy on validation meetings",
+    "Score against calls",
+    "Lineage of the whole population",
+    "Per-meeting difference: returned policy vs best seed",
 ]
 REPO = Path(__file__).resolve().parents[1]
 
@@ -248,12 +251,16 @@ def test_fixture_run_finished(tmp_path):
     assert "Ann: send" in page
     assert "rollback" in page and "<ins>" in page and "<del>" in page
     assert sorted(p.name for p in (run / "report").glob("*.png")) == [
+        "calls.png",
         "diversity.png",
         "fitness.png",
         "harness.png",
+        "lineage.png",
         "operators.png",
         "s_val.png",
     ]
+    # no per-meeting rows in this summary: the section says when they come
+    assert "Per-meeting scores are written when the run finishes" in page
 
 
 def test_fixture_run_in_progress_and_torn_line(tmp_path):

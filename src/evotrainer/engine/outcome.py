@@ -58,10 +58,37 @@ class Outcome:
             best_s = self.validator.memo[best.id].s_val
         summary = self.summary(stopped, best, best_s, last)
         summary["adapter_effect"] = self._adapter_effect(best)
+        summary["per_meeting"] = self._per_meeting(best)
         if self.run_dir is not None:
             write_results(self, summary, best)
         self.emit(ev.RUN_FINISHED, summary=summary)
         return RunResult(best, best_s, summary)
+
+    def _per_meeting(self, returned: PolicyGenome) -> dict[str, Any] | None:
+        """The returned policy's s_val on each validation meeting next to the best seed's, and
+        the difference (selection and confirmation parts; the report draws them)."""
+        if self.initial is None:
+            return None
+        seed = self.initial[0]
+        rows = []
+        for part, validator in (("selection", self.validator), ("confirmation", self.confirmer)):
+            mine = validator.memo.get(returned.id) if validator else None
+            theirs = validator.memo.get(seed) if validator else None
+            if validator is None or mine is None or theirs is None:
+                continue
+            a, b = validator.row_s_vals(mine), validator.row_s_vals(theirs)
+            rows += [
+                {
+                    "instance_id": i.id,
+                    "part": part,
+                    "returned": a[i.id],
+                    "best_seed": b[i.id],
+                    "delta": a[i.id] - b[i.id],
+                }
+                for i in validator.instances
+                if i.id in a and i.id in b
+            ]
+        return {"returned": returned.id, "best_seed": seed, "rows": rows}
 
     def _confirm(self, winner: PolicyGenome) -> Confirmation | None:
         """The selection winner against the best seed on the confirmation part."""

@@ -37,6 +37,7 @@ class Validation:
             )
         else:
             results = self.validator.validate(policies)
+        spent = self.budget.snapshot()
         for p in policies:
             r = results[p.id]
             self.emit(
@@ -49,7 +50,8 @@ class Validation:
                 outer_step=self.outer_step,
                 partial=r.partial,
                 n=r.n,
-                llm_calls=self.budget.snapshot()["llm_calls"],  # spent when this s_val was known
+                llm_calls=spent["llm_calls"],  # spent when this s_val was known
+                backend_calls=spent["backend_calls"],  # of them, those the backend answered
             )
         return results
 

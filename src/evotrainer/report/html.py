@@ -481,8 +481,11 @@ def _budget(run: RunData) -> str:
 
 def render_page(run: RunData, plots: Mapping[str, Path]) -> str:
     from evotrainer.report.defences import defences_section  # it uses this module's helpers
+    from evotrainer.report.deltas import deltas_section
     from evotrainer.report.distillation import distillation_section
+    from evotrainer.report.lineage import lineage_section
     from evotrainer.report.meta import front_section, human_section
+    from evotrainer.report.progress import calls_section
     from evotrainer.report.ranking import ranking_section
 
     sv = (
@@ -499,9 +502,31 @@ def render_page(run: RunData, plots: Mapping[str, Path]) -> str:
             "full",
             "confirmation",
         ),
+        (
+            "Per-meeting difference: returned policy vs best seed",
+            lambda: deltas_section(run, plots.get("deltas"), _img, _table, esc),
+            "full",
+            "deltas",
+        ),
         ("s_val per outer step", lambda: _img(plots.get("s_val"), "s_val") + sv, "", ""),
+        (
+            "Score against calls",
+            lambda: calls_section(run, plots.get("calls"), _img, esc),
+            "",
+            "calls",
+        ),
         ("Fitness per generation", lambda: _img(plots.get("fitness"), "fitness"), "", ""),
-        ("Harness trajectory", lambda: _img(plots.get("harness"), "harness"), "", ""),
+        (
+            "Harness trajectory",
+            lambda: (
+                _img(plots.get("harness"), "harness")
+                + '<p class="sub">One panel per reward weight (a shared scale), then the '
+                "generator's difficulty L and the share of real training instances in the batch; "
+                "dotted lines: outer steps.</p>"
+            ),
+            "",
+            "",
+        ),
         ("Population diversity", lambda: _img(plots.get("diversity"), "diversity"), "", ""),
         ("Outer steps: harness variants", lambda: _outer_table(run), "full", "outer"),
         (
@@ -532,6 +557,12 @@ def render_page(run: RunData, plots: Mapping[str, Path]) -> str:
         ),
         ("Budget", lambda: _budget(run), "", "budget"),
         ("Best policy: lineage and text", lambda: _lineage(run), "full", "lineage"),
+        (
+            "Lineage of the whole population",
+            lambda: lineage_section(run, plots.get("lineage"), _img, _table, esc),
+            "full",
+            "population",
+        ),
         (
             f"Best policy on validation {run.words['instances']}",
             lambda: _examples(run),

@@ -167,36 +167,53 @@ def _archive_best(run: RunData, points: list[SValPoint]) -> SValPoint | None:
     return max(points, key=lambda p: p.s_val)
 
 
-def harness_plot(run: RunData, out: Path) -> Path | None:
-    gens = [e for e in run.generations() if isinstance(e.get("harness"), dict)]
-    if not gens:
-        return None
-    path = out / "harness.png"
-    x = [int(e["generation"]) for e in gens]
+def _weight_names(gens: list[dict[str, Any]]) -> list[str]:
     comps: list[str] = []
     for e in gens:
         for k in e["harness"].get("weights") or {}:
             if k not in comps:
                 comps.append(k)
-    with _figure(path, nrows=2, height=4.6) as (_fig, (ax_w, ax_l)):
-        for k in comps:
-            y = [float((e["harness"].get("weights") or {}).get(k, 0.0)) for e in gens]
-            ax_w.step(x, y, where="post", marker="o", ms=3, label=k)
-        ax_w.set_ylabel("reward weight")
-        ax_w.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=min(len(comps), 4))
-        ax_l.step(
-            x,
-            [float(e["harness"].get("difficulty", 0.0)) for e in gens],
-            where="post",
-            marker="o",
-            ms=3,
-            color=COLORS[4],
-        )
-        ax_l.set_ylim(-0.02, 1.02)
-        ax_l.set_ylabel("difficulty L")
-        ax_l.set_xlabel("generation")
-        for ax in (ax_w, ax_l):
+    return comps
+
+
+def harness_panels(run: RunData) -> list[str]:
+    """The harness plot's panels, in order: one per reward weight (so no weight line hides
+    under another), then the difficulty L and the real share of the training batch."""
+    gens = [e for e in run.generations() if isinstance(e.get("harness"), dict)]
+    return [*_weight_names(gens), "difficulty L", "real share"] if gens else []
+
+
+def harness_plot(run: RunData, out: Path) -> Path | None:
+    gens = [e for e in run.generations() if isinstance(e.get("harness"), dict)]
+    panels = harness_panels(run)
+    if not panels:
+        return None
+    path = out / "harness.png"
+    x = [int(e["generation"]) for e in gens]
+    comps = _weight_names(gens)
+    series: dict[str, list[float]] = {
+        k: [float((e["harness"].get("weights") or {}).get(k, 0.0) or 0.0) for e in gens]
+        for k in comps
+    }
+    series["difficulty L"] = [float(e["harness"].get("difficulty", 0.0) or 0.0) for e in gens]
+    series["real share"] = [float(e["harness"].get("real_share") or 0.0) for e in gens]
+    top = max([0.05, *(v for k in comps for v in series[k])])
+    ncols = 2 if len(panels) > 3 else 1
+    nrows = -(-len(panels) // ncols)
+    with _figure(path, nrows=nrows, ncols=ncols, height=1.25 * nrows + 0.6) as (_fig, axes):
+        for i, (ax, name) in enumerate(zip(axes, panels, strict=False)):
+            weight = name in series and name in comps
+            color = COLORS[i % len(COLORS)] if weight else "#374151"
+            ax.step(x, series[name], where="post", marker="o", ms=2.5, lw=1.4, color=color)
+            ax.set_ylim(-0.02, top * 1.08 + 0.01 if weight else 1.04)
+            ax.set_title(("weight: " if weight else "") + name, loc="left", fontsize=9)
             _mark_outer_steps(ax, run)
+        for i in range(len(panels), len(axes)):
+            axes[i].set_visible(False)
+            axes[i - ncols].xaxis.set_tick_params(labelbottom=True)  # the column's lowest
+        for col in range(ncols):
+            lowest = max(i for i in range(col, len(panels), ncols))
+            axes[lowest].set_xlabel("generation")
     return path
 
 
@@ -257,8 +274,11 @@ def operators_plot(run: RunData, out: Path) -> Path | None:
 
 def all_plots(run: RunData, out: Path) -> dict[str, Path]:
     """Every plot that has data: name -> PNG path."""
+    from evotrainer.report.deltas import deltas_plot
     from evotrainer.report.distillation import loss_plot
+    from evotrainer.report.lineage import lineage_plot
     from evotrainer.report.meta import front_plot
+    from evotrainer.report.progress import calls_plot
 
     plots = {
         "fitness": fitness_plot,
@@ -268,6 +288,9 @@ def all_plots(run: RunData, out: Path) -> dict[str, Path]:
         "operators": operators_plot,
         "front": front_plot,
         "distill_loss": loss_plot,
+        "calls": calls_plot,
+        "lineage": lineage_plot,
+        "deltas": deltas_plot,
     }
     made = {}
     for name, fn in plots.items():
