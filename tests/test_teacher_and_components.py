@@ -300,3 +300,12 @@ def test_the_teachers_key_comes_from_the_variable_it_names(tmp_path, monkeypatch
     co = CoEvolution(_cfg(tmp_path, operator_model=teacher_cfg), task=task, llm=family_llm(task))
     assert co.operator_stack.backend.api_key == "sk-teacher"  # nothing was sent
     assert co.operator_stack.backend.model_id.startswith("openai:teacher@http://127.0.0.1:9")
+
+
+def test_a_local_teacher_file_in_a_config_file_means_the_files_folder(tmp_path):
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "exp.yaml").write_text("operator_model:\n  spec: local:models/teacher.gguf\n")
+    assert load_config(proj / "exp.yaml").operator_model.spec == "local:" + str(
+        proj / "models" / "teacher.gguf"
+    )

@@ -42,6 +42,7 @@ from evotrainer.llm.base import LLMClient
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.run import events as ev
 from evotrainer.run.rundir import RunDirectory
+from evotrainer.run.tracking import attach
 from evotrainer.run.warm_start import WarmStart
 from evotrainer.tasks.base import Task
 from evotrainer.types import Instance
@@ -82,6 +83,10 @@ class CoEvolution(
             self.run_dir = rd.path
             self.observers.append(rd.log)
             self.meta.attach(rd.path)
+        config = self.cfg.model_dump(mode="json")
+        warning = attach(self.tracker, self.observers, self.run_dir, config, resuming)
+        if warning:
+            self._notes.append((ev.WARNING, {"message": warning}))
         for type_, data in self._notes:
             self.emit(type_, **data)
         self._notes = []
@@ -125,6 +130,8 @@ class CoEvolution(
         except BaseException as exc:
             if isinstance(exc, EvoTrainerError):
                 self.emit(ev.RUN_FAILED, message=str(exc), budget=self.budget.snapshot())
+            if self.tracker is not None:
+                self.tracker.close()
             if rd is not None:
                 rd.close()
             raise

@@ -716,6 +716,36 @@ class DistillConfig(_Strict):
     )
 
 
+class TrackingConfig(_Strict):
+    """An experiment tracker that follows the run's events (run/tracking.py): the config, each
+    generation's and outer step's metrics, the harness genes, and at the end the report, the
+    best policy and the summary. ``tracking: mlflow`` is short for ``{kind: mlflow}``."""
+
+    kind: Literal["none", "mlflow", "tensorboard"] = Field(
+        "none",
+        description="none | mlflow (pip install 'evotrainer[mlflow]') | tensorboard (pip "
+        "install 'evotrainer[tensorboard]')",
+    )
+    uri: str | None = Field(
+        None,
+        description="mlflow: the tracking URI (http://host:5000, or file:/folder with "
+        "MLFLOW_ALLOW_FILE_STORE=true on MLflow 3); None = MLflow's own default "
+        "($MLFLOW_TRACKING_URI). tensorboard: the log folder; None = RUN_DIR/tensorboard",
+    )
+    experiment: str = Field("evotrainer", min_length=1, description="mlflow experiment name")
+    run_name: str | None = Field(None, description="tracked run's name; None = the run folder's")
+    artifacts: bool = Field(
+        True,
+        description="at the end, log the report, best/ (prompt, policy, validation) and "
+        "summary.json (tensorboard: copied to LOGDIR/artifacts) and the policy as text",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        return {"kind": data} if isinstance(data, str) else data
+
+
 class RunConfig(_Strict):
     seed: int = Field(0, description="master seed of every random choice")
     model: ModelConfig = Field(default_factory=ModelConfig)
@@ -744,6 +774,16 @@ class RunConfig(_Strict):
         "whose archive front seeds the population and whose best harness seeds the harness",
     )
     report: bool = Field(True, description="write the HTML report when the run ends")
+    data_columns: dict[str, str] = Field(
+        default_factory=dict,
+        description="for data in a Parquet file or a Hugging Face datasets folder "
+        "(save_to_disk, one split): the task's record field <- the column holding it, e.g. "
+        "{id: dialogue_id, transcript: 'dialogue:turns', references.minutes: summary} "
+        "(':turns' splits 'Speaker: text' lines into turns; id: '@row' numbers the rows); a "
+        "field not named is read from the column of its own name (docs/data.md; pip install "
+        "'evotrainer[hf]')",
+    )
+    tracking: TrackingConfig = Field(default_factory=TrackingConfig)
 
     @model_validator(mode="before")
     @classmethod
@@ -894,6 +934,8 @@ PATH_KEYS: list[tuple[str, ...]] = [
     ("cache", "path"),
     ("init_from",),
     ("model", "spec"),
+    ("operator_model", "spec"),
+    ("tracking", "uri"),  # a folder or file: URI; a server's URL is left as it is
 ]
 LOCAL_MODEL_NAMES = re.compile(r"^smollm2(-[a-z0-9_]+)?$")  # local:<name>: a model, not a file
 
@@ -916,10 +958,15 @@ def resolve_paths(data: dict[str, Any], folder: Path) -> dict[str, Any]:
         if not isinstance(node, dict) or not isinstance(node.get(keys[-1]), str):
             continue
         value = node[keys[-1]]
-        if keys == ("model", "spec"):
+        if keys[-1] == "spec":
             kind, sep, rest = value.strip().partition(":")
             if kind == "local" and sep and rest and not LOCAL_MODEL_NAMES.match(rest):
                 node[keys[-1]] = f"local:{_against(rest, folder)}"
+        elif keys == ("tracking", "uri"):
+            if "://" not in value and value.strip():
+                file = value.startswith("file:")
+                where = _against(value.removeprefix("file:"), folder)
+                node[keys[-1]] = f"file:{where}" if file else where
         elif value.strip():
             node[keys[-1]] = _against(value, folder)
     return out

@@ -39,6 +39,7 @@ from evotrainer.loops.rng import stream
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.policy.seeds import seed_policies
 from evotrainer.run import events as ev
+from evotrainer.run.tracking import build_tracker
 from evotrainer.run.validation_set import resolve_validation
 from evotrainer.tasks.base import Task
 from evotrainer.tasks.registry import build_task
@@ -77,6 +78,7 @@ class Wiring:
         # the operators' model (operator_model, a teacher): the same budget and cache
         self.operator_stack: LLMStack = build_operator_stack(config, self.stack, operator_llm)
         self.observers: list[Observer] = list(observers)
+        self.tracker = build_tracker(config.tracking)  # its extra imported now (or an error)
         self.sampling = SamplingParams(
             temperature=config.model.temperature,
             max_tokens=config.model.max_tokens,
@@ -94,7 +96,9 @@ class Wiring:
         )
         self.generator = self.task.generator()
         if validation is None:
-            vset = resolve_validation(self.task, config.validation, config.seed)
+            vset = resolve_validation(
+                self.task, config.validation, config.seed, columns=config.data_columns
+            )
         else:
             vset = resolve_validation(self.task, config.validation, config.seed, list(validation))
         self.validation_set = vset
@@ -107,6 +111,7 @@ class Wiring:
             config.harness.real_data,
             self.held_out,
             lambda inst: input_text(self.task, inst),
+            config.data_columns,
         )
         self.batches = BatchSource(self.generator, self.real_pool.instances)
         d = config.defences
@@ -314,10 +319,12 @@ class Wiring:
     def _terminal_pool(self) -> list[Instance]:
         from evotrainer.run.validation_set import announce
         from evotrainer.tasks.registry import task_default
+        from evotrainer.tasks.tabular import is_data, load_data
 
         path = self.cfg.defences.terminal_data
-        if path and Path(path).is_file():
-            return [i for i in self.task.load(path) if i.id not in self.held_out]
+        if path and is_data(path):
+            loaded = load_data(self.task, path, self.cfg.data_columns)
+            return [i for i in loaded if i.id not in self.held_out]
         if path and (Path(path).exists() or path != task_default(self.task.name, *TERMINAL)):
             raise DataError(
                 f"defences.terminal_data {path}: not found or not a file. A file you name must "

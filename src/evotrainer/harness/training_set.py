@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,19 +34,29 @@ class RealPool:
 
 
 def load_real_pool(
-    task: Task, path: str | None, held_out_ids: Collection[str], input_text
+    task: Task,
+    path: str | None,
+    held_out_ids: Collection[str],
+    input_text,
+    columns: Mapping[str, str] | None = None,
 ) -> RealPool:
     """The real training instances of ``path`` minus the held-out ids, sorted by input length
-    (``input_text(instance)`` gives the text whose length counts). Empty when there is no file."""
+    (``input_text(instance)`` gives the text whose length counts). Empty when there is no file.
+    ``path`` may be a Parquet file or a dataset folder, read by ``columns`` (data_columns)."""
+    from evotrainer.tasks.tabular import is_data, load_data
+
     if not path:
         return RealPool([], "", "no real training data configured: synthetic training only")
-    if not Path(path).is_file():
+    if not is_data(path):
         from evotrainer.run.validation_set import announce
         from evotrainer.tasks.registry import task_default
 
         default = task_default(task.name, "harness", "real_data")
         if Path(path).exists():
-            raise DataError(f"real training data {path}: is a directory, not a JSONL file")
+            raise DataError(
+                f"real training data {path}: is a directory, not a data file (JSONL, Parquet) "
+                "or a Hugging Face dataset folder"
+            )
         if path != default:
             raise DataError(
                 f"real training data {path} not found. A file you name must exist (only the "
@@ -59,7 +69,7 @@ def load_real_pool(
         )
         announce(message)
         return RealPool([], "", message)  # no source: as its resume sees it (config.yaml: null)
-    loaded = task.load(path)
+    loaded = load_data(task, path, columns)
     held = set(held_out_ids)
     kept = [i for i in loaded if i.id not in held]
     kept.sort(key=lambda i: (len(input_text(i)), i.id))

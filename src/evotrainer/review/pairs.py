@@ -153,7 +153,9 @@ class ReviewSource:
 
         try:
             task = build_task(self.cfg.task)
-            vset = resolve_validation(task, self.cfg.validation, self.cfg.seed)
+            vset = resolve_validation(
+                task, self.cfg.validation, self.cfg.seed, columns=self.cfg.data_columns
+            )
         except EvoTrainerError:
             return {}
         return {i.id: input_text(task, i) for i in vset.selection}

@@ -14,7 +14,9 @@ name:
   (a Ray cluster runs the workers and sends back pickled results) are taken only when they are
   the environment's (``$OPENAI_BASE_URL``, ``$RAY_ADDRESS``) or repeated as ``resume --base-url
   URL`` / ``--ray-address ADDRESS``; the value given there replaces config.yaml's. The same
-  holds for the teacher's ``operator_model.base_url`` (``resume --operator-base-url URL``).
+  holds for the teacher's ``operator_model.base_url`` (``resume --operator-base-url URL``), and
+  an MLflow ``tracking.uri`` that is not a local folder (it receives the config, the metrics,
+  the best policy and the report) is taken only when it is ``$MLFLOW_TRACKING_URI``.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ def settings_for_resume(
     config = _without_code(config, cfg_file)
     config = _model_endpoint(config, cfg_file, base_url)
     config = _operator_endpoint(config, cfg_file, operator_base_url)
+    _tracking_endpoint(config, cfg_file)
     return _ray_endpoint(config, cfg_file, ray_address)
 
 
@@ -103,6 +106,23 @@ def _operator_endpoint(config: RunConfig, cfg_file: Path, given: str | None) -> 
     return config.model_copy(
         update={"operator_model": op.model_copy(update={"base_url": recorded})}
     )
+
+
+def _tracking_endpoint(config: RunConfig, cfg_file: Path) -> None:
+    t = config.tracking
+    if t.kind != "mlflow" or not t.uri or not _remote(t.uri):
+        return
+    if not _same_url(t.uri, os.environ.get("MLFLOW_TRACKING_URI")):
+        raise ConfigError(
+            f"{cfg_file}: tracking.uri is {t.uri!r}: a resume sends the run's config, metrics "
+            "and results only to a tracking server you name. If it is yours: "
+            f"MLFLOW_TRACKING_URI={t.uri} evotrainer resume {cfg_file.parent}"
+        )
+
+
+def _remote(uri: str) -> bool:
+    scheme = uri.partition("://")[0].lower() if "://" in uri else ""
+    return scheme not in ("", "file")
 
 
 def _ray_endpoint(config: RunConfig, cfg_file: Path, given: str | None) -> RunConfig:

@@ -75,10 +75,12 @@ def resolve_validation(
     cfg: ValidationConfig,
     seed: int,
     given: list[Instance] | None = None,
+    columns: Mapping[str, str] | None = None,
 ) -> ValidationSet:
     """The validation set, split into selection and confirmation (``cfg.confirm`` instances,
-    fewer when the set is too small to leave 2 for selection; the message says how many)."""
-    whole = _resolve(task, cfg, seed, given)
+    fewer when the set is too small to leave 2 for selection; the message says how many).
+    ``columns``: the data_columns spec for a Parquet file or dataset folder."""
+    whole = _resolve(task, cfg, seed, given, columns)
     n = len(whole.selection)
     k = min(cfg.confirm, max(0, n - 2))
     selection, confirmation = split_confirmation(whole.selection, k)
@@ -119,14 +121,20 @@ def _resolve(
     cfg: ValidationConfig,
     seed: int,
     given: list[Instance] | None = None,
+    columns: Mapping[str, str] | None = None,
 ) -> ValidationSet:
+    from evotrainer.tasks.tabular import is_data, load_data
+
     if given is not None:
         return ValidationSet(given, "given by caller", False, f"{len(given)} instances given")
     path = Path(cfg.data) if cfg.data else None
     if path is not None and path.exists():
-        if not path.is_file():
-            raise DataError(f"validation data {cfg.data}: is a directory, not a JSONL file")
-        instances = task.load(path)
+        if not is_data(path):
+            raise DataError(
+                f"validation data {cfg.data}: is a directory, not a data file (JSONL, Parquet) "
+                "or a Hugging Face dataset folder"
+            )
+        instances = load_data(task, path, columns)
         if cfg.limit:
             instances = spread(instances, cfg.limit)
         source = str(path.resolve())  # the same in a run and in its resume (config.yaml)
