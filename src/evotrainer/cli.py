@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from evotrainer.errors import DataError, EvoTrainerError
 from evotrainer.run.console import NOUNS
@@ -471,6 +470,7 @@ def eval_(
     from rich.markup import escape
 
     from evotrainer.config import load_config
+    from evotrainer.evaluation import eval_report
     from evotrainer.evaluation.error_rate import ErrorRateGuard
     from evotrainer.evaluation.evaluator import Evaluator
     from evotrainer.evaluation.runner import runner_for
@@ -515,36 +515,44 @@ def eval_(
         _fail(exc)
         return
     keys = task.validation_metric().keys
-    title = _cell(f"{data.name}: {len(instances)} instances, truncation {trunc}")
+    width = out.width
+    diffs = eval_report.paired_to_first(validator, results, policies, cfg.seed)
+    out.print(
+        f"{data.name}: {len(instances)} instances, truncation {trunc}, model "
+        f"{stack.backend.model_id}",
+        markup=False,
+        highlight=False,
+    )
+    n_cut = sum(1 for r in results[policies[0].id].per_instance if r.get("truncated"))
     if len(policies) == 1:
         res = results[policies[0].id]
-        table = Table(title=title)
-        table.add_column("instance")
-        for k in keys:
-            table.add_column(k, justify="right")
-        for row in res.per_instance:
-            table.add_row(
-                _cell(row["instance_id"] + (" *" if row["truncated"] else "")),
-                *("-" if row.get(k) is None else f"{row[k]:.3f}" for k in keys),
-            )
-        table.add_row("[bold]mean", *(_fmt(res.aggregates.get(k)) for k in keys))
+        weighted = [k for k, w in cfg.outer.s_val_weights.items() if w > 0]
+        s_vals = validator.row_s_vals(res)
+        out.print(eval_report.instances_table(res, keys, weighted, s_vals, width, _cell))
+        tables = eval_report.means_tables(keys, [("mean", res.aggregates)], width)
     else:
-        table = Table(title=title)
-        table.add_column("policy")
-        table.add_column("s_val", justify="right")
-        for k in keys:
-            table.add_column(k, justify="right")
-        for p in policies:
-            res = results[p.id]
-            table.add_row(
-                _cell(p.name[:40]),
-                f"{res.s_val:.3f}",
-                *(_fmt(res.aggregates.get(k)) for k in keys),
-            )
-    out.print(table)
+        out.print(eval_report.policies_table(policies, results, diffs, width, _cell))
+        out.print(
+            "vs #1: mean paired s_val difference to #1 (same instances), 95% bootstrap CI",
+            markup=False,
+            highlight=False,
+        )
+        columns = [(f"#{i}", results[p.id].aggregates) for i, p in enumerate(policies, 1)]
+        tables = eval_report.means_tables(keys, columns, width)
+    for t in tables:
+        out.print(t)
+    if n_cut:
+        note = "(* = input truncated) " if len(policies) == 1 else ""
+        out.print(
+            f"{note}inputs truncated: {n_cut} of {len(instances)} ({trunc})",
+            markup=False,
+            highlight=False,
+        )
     out.print(
-        f"(* = input truncated) wall {wall:.0f}s, {stack.budget.backend_calls} backend "
-        f"calls, {stack.budget.cache_hits} cache hits"
+        f"wall {wall:.0f}s, {stack.budget.backend_calls} backend "
+        f"calls, {stack.budget.cache_hits} cache hits",
+        markup=False,
+        highlight=False,
     )
     failed = {
         p.id: [r["error"] for r in results[p.id].per_instance if r.get("error")] for p in policies
@@ -563,11 +571,13 @@ def eval_(
             docs = []
             for p in policies:
                 res = results[p.id]
+                diff = diffs[len(docs)]
                 docs.append(
                     {
                         "prompt": p.render(),
                         "label": p.name,
                         "s_val": res.s_val,
+                        "vs_first": diff.to_json() if diff is not None else None,
                         **{k: res.aggregates.get(k) for k in keys},
                         "aggregates": dict(res.aggregates),
                         "errors": len(failed[p.id]),
