@@ -126,3 +126,35 @@ def test_a_run_validates_and_trains_on_tables(tmp_path):
     assert len(co.validation_set.instances) == 8
     assert {i.id for i in co.validation_set.instances} == {r["meeting_id"] for r in rows[:8]}
     assert len(co.real_pool.instances) == 6
+
+
+def test_eval_reads_a_dataset_folder_by_its_column_spec(tmp_path):
+    datasets = pytest.importorskip("datasets", reason="writes the folder with datasets itself")
+    from typer.testing import CliRunner
+
+    from evotrainer.cli import app
+
+    folder = tmp_path / "dialogues"
+    datasets.Dataset.from_list(DIALOGUES).save_to_disk(str(folder))
+    out = tmp_path / "m.json"
+    res = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            "--data",
+            str(folder),
+            "--model",
+            "fake:minutes",
+            "--prompt",
+            "seed:A",
+            "--set",
+            f"cache.path={tmp_path / 'c.sqlite'}",
+            "--set",
+            'data_columns={id: "@row", transcript: "dialogue:turns", references.minutes: summary}',
+            "--out",
+            str(out),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    rows = json.loads(out.read_text())["policies"][0]["per_meeting"]
+    assert [r["instance_id"] for r in rows] == ["dialogues-1", "dialogues-2"]

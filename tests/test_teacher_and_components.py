@@ -309,3 +309,53 @@ def test_a_local_teacher_file_in_a_config_file_means_the_files_folder(tmp_path):
     assert load_config(proj / "exp.yaml").operator_model.spec == "local:" + str(
         proj / "models" / "teacher.gguf"
     )
+
+
+def test_a_run_with_a_teacher_resumes_only_with_its_endpoint_named(tmp_path, monkeypatch):
+    from evotrainer.coevolution import CoEvolution
+    from tests.fake_runs import Killed, kill_at
+
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    url = "http://127.0.0.1:9/v1"
+    cfg = _cfg(tmp_path, operator_model={"spec": "openai:teacher", "base_url": url})
+    task = RecordingMeetingTask()
+    co = CoEvolution(
+        cfg,
+        task=task,
+        llm=family_llm(task),
+        operator_llm=teacher(),
+        observers=[kill_at("generation", generation=2)],
+    )
+    with pytest.raises(Killed):
+        co.run(tmp_path / "run")
+    with pytest.raises(ConfigError, match="--operator-base-url"):
+        CoEvolution.resume(tmp_path / "run", task=task, llm=family_llm(task))
+    boss = teacher()
+    again, path = CoEvolution.resume(
+        tmp_path / "run",
+        task=task,
+        llm=family_llm(task),
+        operator_base_url=url,
+        operator_llm=boss,
+    )
+    again.run(path)
+    assert again.inner.generation == 3 and again.cfg.operator_model.base_url == url
+
+
+def test_the_resume_command_names_the_operator_base_url_option(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from evotrainer.cli import app
+    from tests.fake_runs import Killed, fake_run, kill_at, small_config
+
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    cfg = small_config(
+        tmp_path / "c.sqlite",
+        operator_model={"spec": "openai:teacher", "base_url": "http://127.0.0.1:9/v1"},
+        inner={"operators": {"synonym": 1.0}},  # no operator call: the fake run needs none
+    )
+    with pytest.raises(Killed):
+        fake_run(cfg, tmp_path / "run", observers=[kill_at("generation", generation=1)])
+    res = CliRunner().invoke(app, ["resume", str(tmp_path / "run")])
+    assert res.exit_code == 2
+    assert "--operator-base-url http://127.0.0.1:9/v1" in " ".join(res.output.split())

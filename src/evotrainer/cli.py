@@ -211,8 +211,10 @@ def run(
         str | None,
         typer.Option(
             "--data",
-            help="your data (JSONL with references): validation (selection and held-out "
-            "confirmation) and the real training pool, validation instances removed from it",
+            help="your data (JSONL with references; or a Parquet file or Hugging Face "
+            "datasets folder, mapped by data_columns: docs/data.md): validation (selection and "
+            "held-out confirmation) and the real training pool, validation instances removed "
+            "from it",
         ),
     ] = None,
     task: TaskOpt = None,
@@ -301,6 +303,14 @@ def resume(
             "that is not $RAY_ADDRESS",
         ),
     ] = None,
+    operator_base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--operator-base-url",
+            help="the operator model's (operator_model, the teacher's) endpoint; needed when "
+            "config.yaml names one that is not $OPENAI_BASE_URL",
+        ),
+    ] = None,
     max_calls: MaxCallsOpt = None,
     max_tokens: MaxTokensOpt = None,
     timeout: TimeoutOpt = None,
@@ -317,6 +327,7 @@ def resume(
             base_url=base_url,
             ray_address=ray_address,
             settings=_budget_values(max_calls, max_tokens, timeout),
+            operator_base_url=operator_base_url,
         )
         result = co.run(path)
         _conclude(co, result, as_json, co.cfg.report)
@@ -451,7 +462,15 @@ def _looks_like_a_file_name(value: str) -> bool:
 
 @app.command("eval")
 def eval_(
-    data: Annotated[Path, typer.Option("--data", "--val-data", help="the task's JSONL data")],
+    data: Annotated[
+        Path,
+        typer.Option(
+            "--data",
+            "--val-data",
+            help="the task's JSONL data, a Parquet file or a Hugging Face datasets folder "
+            "(mapped by --set data_columns=...: docs/data.md)",
+        ),
+    ],
     prompt: Annotated[
         list[str],
         typer.Option(
@@ -481,6 +500,7 @@ def eval_(
     from evotrainer.policy.genome import PolicyGenome
     from evotrainer.run.validation_set import check_references, check_s_val_weights
     from evotrainer.tasks.registry import build_task
+    from evotrainer.tasks.tabular import load_data
 
     try:
         cfg = load_config(None, set_ or [], _overrides(model, base_url, None, task_name))
@@ -489,7 +509,8 @@ def eval_(
         task = build_task(cfg.task)
         seeds = {s.name: s.render() for s in task.seed_policies()}
         policies = [PolicyGenome.from_text(_policy_text(p, seeds), name=p) for p in prompt]
-        instances = task.load(data)[:limit] if limit else task.load(data)
+        instances = load_data(task, data, cfg.data_columns)
+        instances = instances[:limit] if limit else instances
         for warning in check_references(task, instances, str(data)):
             err.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
         check_s_val_weights(cfg.outer.s_val_weights, task, instances)

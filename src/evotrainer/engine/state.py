@@ -202,17 +202,26 @@ class State:
         base_url: str | None = None,
         ray_address: str | None = None,
         settings: Mapping[str, Any] | None = None,
+        operator_base_url: str | None = None,
+        operator_llm: LLMClient | None = None,
     ) -> tuple[Self, Path]:
-        """Continue the run in ``run_dir``. ``base_url``/``ray_address``: the endpoints the
-        command line named (config.yaml's are taken only when they match or are the
-        environment's: run/resume_settings.py). ``settings``: ``{"budget.max_calls": 400}``,
-        what the command line sets anew (``resume --max-calls``); config.yaml records it."""
-        rd = RunDirectory.open(Path(run_dir), base_url, ray_address)
+        """Continue the run in ``run_dir``. ``base_url``/``ray_address``/``operator_base_url``:
+        the endpoints the command line named (config.yaml's are taken only when they match or
+        are the environment's: run/resume_settings.py). ``settings``: ``{"budget.max_calls":
+        400}``, what the command line sets anew (``resume --max-calls``); config.yaml records
+        it. ``operator_llm``: the teacher client, as for the constructor."""
+        rd = RunDirectory.open(Path(run_dir), base_url, ray_address, operator_base_url)
         # the checkpoint is read before a model loads: a damaged run is named at once
         saved = load_latest(rd.path) if checkpoint_files(rd.path / "checkpoints") else None
         config = with_settings(rd.config, settings, rd.path / "config.yaml")
         co = cls(
-            config, task=task, llm=llm, observers=observers, validation=validation, runner=runner
+            config,
+            task=task,
+            llm=llm,
+            observers=observers,
+            validation=validation,
+            runner=runner,
+            operator_llm=operator_llm,
         )
         co._rewrite_config = config != rd.config
         if saved is None:

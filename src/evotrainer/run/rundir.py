@@ -88,11 +88,16 @@ class RunDirectory:
 
     @classmethod
     def open(
-        cls, path: Path, base_url: str | None = None, ray_address: str | None = None
+        cls,
+        path: Path,
+        base_url: str | None = None,
+        ray_address: str | None = None,
+        operator_base_url: str | None = None,
     ) -> RunDirectory:
         """Read a run directory to resume it (not locked yet: ``run()`` locks it). Its
-        config.yaml is taken as ``settings_for_resume`` allows: ``base_url`` and
-        ``ray_address`` are the endpoints the command line named (``resume --base-url``)."""
+        config.yaml is taken as ``settings_for_resume`` allows: ``base_url``, ``ray_address``
+        and ``operator_base_url`` are the endpoints the command line named (``resume
+        --base-url``, ``--ray-address``, ``--operator-base-url``)."""
         cfg_file = path / "config.yaml"
         if not cfg_file.is_file():
             raise CheckpointError(f"{path} is not a run directory (no config.yaml)")
@@ -112,7 +117,9 @@ class RunDirectory:
         if not isinstance(data, dict):
             raise CheckpointError(f"{cfg_file}: the top level must be a mapping of sections")
         config = config_from_dict(data, str(cfg_file))
-        return cls(path, settings_for_resume(config, cfg_file, base_url, ray_address))
+        return cls(
+            path, settings_for_resume(config, cfg_file, base_url, ray_address, operator_base_url)
+        )
 
     def close(self) -> None:
         """Release the lock and close the event log."""
