@@ -123,12 +123,12 @@ class Tracker:
 
         self.run_dir = run_dir
         self.report = bool(config.get("report", True))
-        self.start(run_dir, resuming)
-        if not resuming:
+        if self.start(run_dir, resuming):
             self.params(flatten(config))
             self.text("config", yaml.safe_dump(config, sort_keys=False))
 
-    def start(self, run_dir: Path | None, resuming: bool) -> None:
+    def start(self, run_dir: Path | None, resuming: bool) -> bool:
+        """Open the tracked run; True when it is a new one (the config is logged then)."""
         raise NotImplementedError
 
     # -- events ------------------------------------------------------------------------------
@@ -220,7 +220,7 @@ class MlflowTracker(Tracker):
         self.client: Any = None
         self.run_id: str | None = None
 
-    def start(self, run_dir: Path | None, resuming: bool) -> None:
+    def start(self, run_dir: Path | None, resuming: bool) -> bool:
         from mlflow.tracking import MlflowClient
 
         self.client = MlflowClient(tracking_uri=self.cfg.uri) if self.cfg.uri else MlflowClient()
@@ -228,7 +228,7 @@ class MlflowTracker(Tracker):
         if state.get("kind") == "mlflow" and isinstance(state.get("run_id"), str):
             self.run_id = state["run_id"]
             self.client.update_run(self.run_id, status="RUNNING")
-            return
+            return False
         exp = self.client.get_experiment_by_name(self.cfg.experiment)
         exp_id = exp.experiment_id if exp else self.client.create_experiment(self.cfg.experiment)
         name = self.cfg.run_name or (run_dir.name if run_dir else None)
@@ -237,6 +237,7 @@ class MlflowTracker(Tracker):
         )
         self.run_id = run.info.run_id
         _write_state(run_dir, {"kind": "mlflow", "run_id": self.run_id})
+        return True
 
     def scalars(self, values: Mapping[str, float], step: int) -> None:
         from mlflow.entities import Metric
@@ -276,7 +277,7 @@ class TensorBoardTracker(Tracker):
         self.writer: Any = None
         self.path: Path | None = None
 
-    def start(self, run_dir: Path | None, resuming: bool) -> None:
+    def start(self, run_dir: Path | None, resuming: bool) -> bool:
         if self.logdir:
             self.path = Path(self.logdir)
         elif run_dir is not None:
@@ -287,6 +288,7 @@ class TensorBoardTracker(Tracker):
                 "(the log folder)"
             )
         self._writer()
+        return not resuming
 
     def _writer(self) -> Any:
         if self.writer is None:
