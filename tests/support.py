@@ -50,3 +50,17 @@ needs_sandbox = pytest.mark.skipif(
     reason="the code task runs model-written code only in bubblewrap, which does not work "
     "here (apt install bubblewrap; CI installs it)",
 )
+
+
+# the sizes of a tiny run of a quality profile's cells (fake model): tests/test_benchmarks.py,
+# test_scarce_profile.py, test_distill_profile.py
+TINY_SIZES = ("n_selection=3", "n_confirm=2", "population=4", "elites=2", "tasks_per_generation=2")
+
+
+def tiny_profile(profile: str, budget: int, *settings: str) -> tuple[str, ...]:
+    """Command-line arguments for a tiny run of ``profile``: its budget, 2 test meetings, the
+    TINY_SIZES and ``settings`` (KEY=VALUE) as --profile-set."""
+    out = ["--profile", profile, "--budget", str(budget), "--n-test", "2"]
+    for setting in (*TINY_SIZES, *settings):
+        out += ["--profile-set", setting]
+    return tuple(out)

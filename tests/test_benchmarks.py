@@ -10,7 +10,7 @@ import pytest
 from benchmarks import common as C
 from benchmarks import efficiency, quality, run_all
 
-from tests.support import needs_model
+from tests.support import needs_model, tiny_profile
 
 AGG_KEYS = ("test_rougeL", "test_action_item_f1", "test_s_val", "selection_s_val", "calls")
 EXTERNAL = {"gepa": "gepa", "evoprompt_ga": "promptolution"}
@@ -198,26 +198,7 @@ def test_quality_table_and_estimate_modes(tmp_path, capsys):
 
 
 # -- the standard profile: cells in a results directory -------------------------------------
-TINY_STANDARD = (
-    "--profile",
-    "standard",
-    "--budget",
-    "40",
-    "--n-test",
-    "2",
-    "--profile-set",
-    "n_selection=3",
-    "--profile-set",
-    "n_confirm=2",
-    "--profile-set",
-    "n_gepa_train=2",
-    "--profile-set",
-    "population=4",
-    "--profile-set",
-    "elites=2",
-    "--profile-set",
-    "tasks_per_generation=2",
-)
+TINY_STANDARD = tiny_profile("standard", 40, "n_gepa_train=2")
 
 
 def _standard_args(tmp_path, *extra: str) -> list[str]:

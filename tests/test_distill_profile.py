@@ -12,30 +12,9 @@ from benchmarks import common as C
 from benchmarks import distill, quality
 
 from evotrainer.distill import extra
-from tests.support import real_data
+from tests.support import real_data, tiny_profile
 
-TINY = (
-    "--profile",
-    "distill",
-    "--budget",
-    "60",
-    "--n-test",
-    "2",
-    "--profile-set",
-    "n_selection=3",
-    "--profile-set",
-    "n_confirm=2",
-    "--profile-set",
-    "n_gepa_train=2",
-    "--profile-set",
-    "population=4",
-    "--profile-set",
-    "elites=2",
-    "--profile-set",
-    "tasks_per_generation=2",
-    "--profile-set",
-    "distill_after=1",
-)
+TINY = tiny_profile("distill", 60, "n_gepa_train=2", "distill_after=1")
 
 
 def fake_training(monkeypatch) -> list[list[str]]:

@@ -10,26 +10,9 @@ import pytest
 from benchmarks import common as C
 from benchmarks import quality, scarce
 
-from tests.support import real_data
+from tests.support import real_data, tiny_profile
 
-TINY = (
-    "--profile",
-    "scarce",
-    "--budget",
-    "40",
-    "--n-test",
-    "2",
-    "--profile-set",
-    "n_selection=3",
-    "--profile-set",
-    "n_confirm=2",
-    "--profile-set",
-    "population=4",
-    "--profile-set",
-    "elites=2",
-    "--profile-set",
-    "tasks_per_generation=2",
-)
+TINY = tiny_profile("scarce", 40)
 
 
 def args(tmp_path, *extra: str) -> list[str]:
