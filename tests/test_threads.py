@@ -15,6 +15,7 @@ import pytest
 
 from evotrainer.llm import llamacpp
 from evotrainer.llm.llamacpp import auto_threads, cpu_busy
+from tests.support import needs_model
 
 HEADER = "cpu  {t} 0 0 0 0 0 0 0 0 0\n"
 
@@ -218,11 +219,8 @@ def test_engine_retunes_between_generations_and_reports_it(tmp_path):
 
 
 @pytest.mark.slow
+@needs_model
 def test_changing_threads_on_a_loaded_model_keeps_answers(monkeypatch):
-    from tests.support import needs_model, smollm2_available
-
-    if not smollm2_available():
-        pytest.skip(needs_model.kwargs["reason"])
     from evotrainer.llm.base import SamplingParams
     from evotrainer.llm.llamacpp import LlamaCppLLM, smollm2_path
     from evotrainer.types import Message
