@@ -77,7 +77,11 @@ def _budget_values(
 
 TaskOpt = Annotated[
     str | None,
-    typer.Option("--task", help="the task plug-in: meetings (default) | code | an installed one"),
+    typer.Option(
+        "--task",
+        help="the task plug-in: meetings (default) | code | an installed one | one not "
+        "packaged: my_module:PLUGIN (from the current folder) or path/to/file.py:PLUGIN",
+    ),
 ]
 
 
@@ -314,12 +318,32 @@ def resume(
     max_calls: MaxCallsOpt = None,
     max_tokens: MaxTokensOpt = None,
     timeout: TimeoutOpt = None,
+    more_generations: Annotated[
+        int,
+        typer.Option(
+            "--more-generations",
+            min=0,
+            help="continue, even a finished run, for N generations more than it has made",
+        ),
+    ] = 0,
+    task: Annotated[
+        str | None,
+        typer.Option(
+            "--task",
+            help="repeat the run's task when it is a module:ATTR plug-in (a run directory is "
+            "not trusted to choose code to import)",
+        ),
+    ] = None,
 ) -> None:
     """Continue a run from its last intact checkpoint (a run stopped before its first
-    checkpoint starts again). Settings in RUN_DIR/config.yaml that would run code (Ray
-    runtime_env) are refused; endpoints it names must be repeated here."""
+    checkpoint starts again); with --more-generations N, a finished run too, for N more
+    generations. Settings in RUN_DIR/config.yaml that would run code (Ray runtime_env, a
+    module:ATTR task) are refused; endpoints and such a task must be repeated here."""
     from evotrainer.coevolution import CoEvolution
+    from evotrainer.tasks.registry import allow_import
 
+    if task:
+        allow_import(task)
     try:
         co, path = CoEvolution.resume(
             run_dir,
@@ -327,6 +351,7 @@ def resume(
             base_url=base_url,
             ray_address=ray_address,
             settings=_budget_values(max_calls, max_tokens, timeout),
+            more_generations=more_generations,
             operator_base_url=operator_base_url,
         )
         result = co.run(path)
@@ -357,11 +382,18 @@ def review(
         str | None,
         typer.Option("--token", help="access token (default: none on 127.0.0.1, random elsewhere)"),
     ] = None,
+    task: Annotated[
+        str | None,
+        typer.Option("--task", help="repeat the run's task when it is a module:ATTR plug-in"),
+    ] = None,
 ) -> None:
     """Serve a local page where people rate two policies' minutes blind, side by side; ratings
     go to RUN_DIR/ratings.sqlite and a running or resumed run uses them at its next outer step."""
     from evotrainer.review.server import serve
+    from evotrainer.tasks.registry import allow_import
 
+    if task:
+        allow_import(task)
     try:
         serve(run_dir, host, port, token, say=lambda m: err.print(m, markup=False, highlight=False))
     except (EvoTrainerError, OSError) as exc:

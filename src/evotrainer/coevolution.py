@@ -23,6 +23,7 @@ confirms, builds the summary and writes the results.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -78,7 +79,11 @@ class CoEvolution(
         warm = self._read_warm_start() if self.initial is None else None  # before any file
         if run_dir is not None:
             rd = RunDirectory.open_or_create(
-                Path(run_dir), self.cfg, resuming, rewrite_config=self._rewrite_config
+                Path(run_dir),
+                self.cfg,
+                resuming,
+                rewrite_config=self._rewrite_config,
+                reopen=self._reopen,
             )
             self.run_dir = rd.path
             self.observers.append(rd.log)
@@ -250,4 +255,22 @@ class CoEvolution(
             h = w.harness.bounded(self.bounds)
             self.hopt.base = self.hopt.current = h
             self.hopt.space = tuple(sorted(set(self.hopt.space) | set(h.active())))
+        self._carry_ratings(w)
         self.emit(ev.WARM_START, **w.to_json())
+
+    def _carry_ratings(self, w: WarmStart) -> None:
+        """The earlier run's ratings into this run's ratings file (read at every outer step
+        and at the end). Without a run directory they are not kept (the note says so)."""
+        if not w.ratings:
+            return
+        from evotrainer.review.store import RatingStore, ReplayedRating
+
+        if self.run_dir is None:
+            w.notes.append(f"{len(w.ratings)} ratings not carried over: no run directory")
+            w.ratings = []
+            return
+        store = RatingStore(self.run_dir)
+        for r in w.ratings:
+            with contextlib.suppress(ReplayedRating):  # carried before: a run started again
+                store.add(r)
+        w.notes.append(f"{len(w.ratings)} ratings carried over from {w.source.name}")

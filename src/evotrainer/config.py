@@ -936,6 +936,7 @@ PATH_KEYS: list[tuple[str, ...]] = [
     ("model", "spec"),
     ("operator_model", "spec"),
     ("tracking", "uri"),  # a folder or file: URI; a server's URL is left as it is
+    ("task", "name"),  # only a plug-in named by its file: path/to/tasks.py:PLUGIN
 ]
 LOCAL_MODEL_NAMES = re.compile(r"^smollm2(-[a-z0-9_]+)?$")  # local:<name>: a model, not a file
 
@@ -967,6 +968,10 @@ def resolve_paths(data: dict[str, Any], folder: Path) -> dict[str, Any]:
                 file = value.startswith("file:")
                 where = _against(value.removeprefix("file:"), folder)
                 node[keys[-1]] = f"file:{where}" if file else where
+        elif keys == ("task", "name"):
+            module, sep, attr = value.rpartition(":")
+            if sep and (module.endswith(".py") or "/" in module):
+                node[keys[-1]] = f"{_against(module, folder)}:{attr}"
         elif value.strip():
             node[keys[-1]] = _against(value, folder)
     return out
@@ -1008,6 +1013,11 @@ def load_config(
     for key, value in (values or {}).items():
         set_value(data, key, value)
         source += f" + {key}={value!r}"
+    task = data.get("task")
+    if isinstance(task, dict) and isinstance(task.get("name"), str):
+        from evotrainer.tasks.registry import allow_import  # it imports this module
+
+        allow_import(task["name"])  # a module:ATTR plug-in the user named (never a run's)
     return config_from_dict(data, source)
 
 

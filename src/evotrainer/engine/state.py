@@ -13,7 +13,7 @@ from typing import Any, Self
 
 from evotrainer.config import RunConfig
 from evotrainer.engine.telemetry import Observer, _finite
-from evotrainer.errors import BudgetExceeded
+from evotrainer.errors import BudgetExceeded, CheckpointError
 from evotrainer.evaluation.runner import Runner
 from evotrainer.harness.genome import HarnessGenome
 from evotrainer.llm.base import LLMClient
@@ -45,6 +45,19 @@ def with_settings(config: RunConfig, settings: Mapping[str, Any] | None, source:
     for key, value in settings.items():
         set_value(data, key, value)
     return config_from_dict(data, f"{source} + the command line")
+
+
+def _done(saved: Any, run_dir: Path) -> int:
+    """The generations a run made, from its newest checkpoint (``resume --more-generations``)."""
+    if saved is None:
+        raise CheckpointError(
+            f"{run_dir}: no checkpoint to continue from; `evotrainer resume {run_dir}` without "
+            "--more-generations starts it again"
+        )
+    try:
+        return int(saved[0]["inner"]["generation"])
+    except (KeyError, TypeError, ValueError):
+        raise CheckpointError(f"{saved[1]}: no generation count in the checkpoint") from None
 
 
 class State:
@@ -204,15 +217,25 @@ class State:
         settings: Mapping[str, Any] | None = None,
         operator_base_url: str | None = None,
         operator_llm: LLMClient | None = None,
+        more_generations: int = 0,
     ) -> tuple[Self, Path]:
         """Continue the run in ``run_dir``. ``base_url``/``ray_address``/``operator_base_url``:
         the endpoints the command line named (config.yaml's are taken only when they match or
         are the environment's: run/resume_settings.py). ``settings``: ``{"budget.max_calls":
         400}``, what the command line sets anew (``resume --max-calls``); config.yaml records
-        it. ``operator_llm``: the teacher client, as for the constructor."""
-        rd = RunDirectory.open(Path(run_dir), base_url, ray_address, operator_base_url)
+        it. ``operator_llm``: the teacher client, as for the constructor.
+        ``more_generations``: continue, finished or not, for that many generations more than
+        the run has made (inner.generations becomes done + N; as Optuna continues a study),
+        taking the steps a run configured that long would take after its last generation."""
+        more = max(0, more_generations)
+        rd = RunDirectory.open(
+            Path(run_dir), base_url, ray_address, operator_base_url, finished_ok=more > 0
+        )
+        finished = (rd.path / "summary.json").exists()
         # the checkpoint is read before a model loads: a damaged run is named at once
         saved = load_latest(rd.path) if checkpoint_files(rd.path / "checkpoints") else None
+        if more:
+            settings = {**(settings or {}), "inner.generations": _done(saved, rd.path) + more}
         config = with_settings(rd.config, settings, rd.path / "config.yaml")
         co = cls(
             config,
@@ -224,6 +247,7 @@ class State:
             operator_llm=operator_llm,
         )
         co._rewrite_config = config != rd.config
+        co._reopen = finished
         if saved is None:
             return co._start_again(), rd.path
         state, path, warnings = saved
@@ -233,9 +257,15 @@ class State:
         co._reread_population(state["budget"])
         co._seq = checkpoint_seq(path)
         co._notes += [(ev.WARNING, {"message": w}) for w in warnings]
-        co._notes.append(
-            (ev.RUN_RESUMED, {"checkpoint": path.name, "generation": co.inner.generation})
-        )
+        resumed = {"checkpoint": path.name, "generation": co.inner.generation}
+        if more:
+            g, total = co.inner.generation, co.cfg.inner.generations
+            # the steps a run of the new length takes after generation g (the finished one
+            # took none: g was its last)
+            co.outer_due = co.outer_due or (g % co.cfg.outer.every == 0 and 0 < g < total)
+            co.distill_due = co.distill_due or (co._distill_due_after(g) and g < total)
+            resumed["more_generations"] = more
+        co._notes.append((ev.RUN_RESUMED, resumed))
         return co, rd.path
 
     def _reread_population(self, spent: dict[str, Any]) -> None:

@@ -69,6 +69,7 @@ class Wiring:
         self._stopped_at_resume: BudgetExceeded | None = None  # the cap, reached by a resume
         self._start_over = False  # resumed before its first checkpoint: run() starts it
         self._rewrite_config = False  # resumed with new settings: config.yaml records them
+        self._reopen = False  # a finished run continued (resume --more-generations)
         self._emit_lock = threading.RLock()
         self.task = task or build_task(config.task)
         budget = Budget(max_calls=config.budget.max_calls, max_tokens=config.budget.max_tokens)

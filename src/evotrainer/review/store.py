@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from evotrainer.errors import EvoTrainerError
+from evotrainer.errors import EvoTrainerError, RunDirectoryError
 
 RATINGS_FILE = "ratings.sqlite"
 OUTCOMES = ("left", "right", "tie")
@@ -62,6 +62,44 @@ class Rating:
     def left_score(self) -> float:
         """1 when the left policy won, 0 when it lost, 0.5 for a tie."""
         return {"left": 1.0, "right": 0.0}.get(self.outcome, 0.5)
+
+
+def read_ratings(run_dir: Path) -> list[Rating]:
+    """Every rating of another run's ratings file, read only (``--init-from``: that run
+    directory is untrusted input): the file is opened read-only and never through a symbolic
+    link; [] when there is none."""
+    path = Path(run_dir) / RATINGS_FILE
+    if path.is_symlink():
+        raise RunDirectoryError(f"{path} is a symbolic link: ratings are never read through one")
+    if not path.is_file():
+        return []
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
+        try:
+            rows = conn.execute(
+                "SELECT id, nonce, meeting_id, left_policy, right_policy, outcome, comment,"
+                " reviewer, issued_at, created_at FROM ratings ORDER BY id"
+            ).fetchall()
+        finally:
+            conn.close()
+        return [
+            Rating(
+                meeting_id=str(m),
+                left=str(lp),
+                right=str(rp),
+                outcome=str(o),
+                comment=str(c),
+                reviewer=str(rv),
+                nonce=str(n),
+                issued_at=float(ia),
+                created_at=float(ca),
+                id=int(i),
+            )
+            for i, n, m, lp, rp, o, c, rv, ia, ca in rows
+            if o in OUTCOMES
+        ]
+    except (sqlite3.DatabaseError, TypeError, ValueError) as exc:
+        raise RunDirectoryError(f"{path}: not a readable ratings file ({exc})") from None
 
 
 class RatingStore:

@@ -62,12 +62,19 @@ class RunDirectory:
 
     @classmethod
     def open_or_create(
-        cls, path: Path, config: RunConfig, resuming: bool = False, rewrite_config: bool = False
+        cls,
+        path: Path,
+        config: RunConfig,
+        resuming: bool = False,
+        rewrite_config: bool = False,
+        reopen: bool = False,
     ) -> RunDirectory:
         """The directory of a new run (``resuming=False``: it must be new or empty) or of the
         run being resumed; locked until ``close()``. ``rewrite_config``: a resume with settings
         of its own (``resume --max-calls``, ``--more-generations`` ...): config.yaml records
-        them, so a later resume continues under them."""
+        them, so a later resume continues under them. ``reopen``: a finished run continued
+        (``--more-generations``): its summary.json is removed (the run_finished event keeps it)
+        until the run finishes again, so a kill meanwhile leaves a resumable run."""
         if resuming:
             if path.exists() and not path.is_dir():
                 raise RunDirectoryError(f"run directory {path} exists and is not a directory")
@@ -79,6 +86,8 @@ class RunDirectory:
         try:
             check_no_links(path)
             cfg_file = path / "config.yaml"
+            if resuming and reopen:
+                (path / "summary.json").unlink(missing_ok=True)
             if rewrite_config or not cfg_file.exists():
                 atomic_write(cfg_file, absolute_paths(config).to_yaml(), root=path)
             return cls(path, config, JsonlLog(path / "events.jsonl"), lock)
@@ -93,19 +102,22 @@ class RunDirectory:
         base_url: str | None = None,
         ray_address: str | None = None,
         operator_base_url: str | None = None,
+        finished_ok: bool = False,
     ) -> RunDirectory:
         """Read a run directory to resume it (not locked yet: ``run()`` locks it). Its
         config.yaml is taken as ``settings_for_resume`` allows: ``base_url``, ``ray_address``
         and ``operator_base_url`` are the endpoints the command line named (``resume
-        --base-url``, ``--ray-address``, ``--operator-base-url``)."""
+        --base-url``, ``--ray-address``, ``--operator-base-url``). ``finished_ok``: a finished
+        run is continued (``resume --more-generations``)."""
         cfg_file = path / "config.yaml"
         if not cfg_file.is_file():
             raise CheckpointError(f"{path} is not a run directory (no config.yaml)")
-        if (path / "summary.json").exists():
+        if (path / "summary.json").exists() and not finished_ok:
             raise RunDirectoryError(
                 f"{path} holds a finished run (summary.json is written): there is nothing to "
-                "resume. `evotrainer report` rebuilds its report; a new `evotrainer run` starts "
-                "another run."
+                f"resume. `evotrainer resume {path} --more-generations N` continues it with N "
+                "more generations; `evotrainer report` rebuilds its report; a new `evotrainer "
+                "run` starts another run."
             )
         if (path / LOCK_NAME).exists():
             RunLock(path).check_free()  # in use: say so before a model loads

@@ -8,7 +8,11 @@ An earlier run of the same task (any model, any training corpus) hands over what
   count as starting points: ``initial_s_val`` is the best of them and the hand-written seeds;
 - **harness**: the harness of its best entry (difficulty, mix, reward weights; components this
   run does not have are dropped and said so; its real share only when the earlier run trained on
-  real meetings, else this run's configured share).
+  real meetings, else this run's configured share);
+- **ratings**: what people said in its ``evotrainer review`` (``ratings.sqlite``, read only),
+  copied into the new run's ratings file: the imported policies keep their ids, so on the same
+  validation meetings the new run's human objective starts from them (ratings on meetings the
+  new run does not select on are kept and not used).
 
 Refused, before the new run's directory is made: another task, a run that trained or selected
 on a test set (a file named like ami-dev or ICSI: they are where claims are tested, never where
@@ -30,6 +34,7 @@ from evotrainer.config import load_yaml
 from evotrainer.errors import CheckpointError, ConfigError, RunDirectoryError
 from evotrainer.harness.genome import HarnessGenome
 from evotrainer.policy.genome import PolicyGenome
+from evotrainer.review.store import Rating, read_ratings
 from evotrainer.types import Lineage
 
 TEST_SETS = ("ami-dev", "icsi")  # file-name stems of the benchmarks' test data
@@ -41,6 +46,7 @@ class WarmStart:
     policies: list[PolicyGenome]
     harness: HarnessGenome | None
     notes: list[str] = field(default_factory=list)
+    ratings: list[Rating] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -48,6 +54,7 @@ class WarmStart:
             "policies": [p.id for p in self.policies],
             "harness": self.harness.to_json() if self.harness else None,
             "notes": list(self.notes),
+            "ratings": len(self.ratings),
         }
 
 
@@ -203,6 +210,7 @@ def load_warm_start(
     """What the run at ``path`` hands over (at most ``limit`` policies)."""
     run_dir = Path(path)
     entries = check_source(run_dir, task_name)
+    ratings = read_ratings(run_dir)
     notes: list[str] = []
     policies: list[PolicyGenome] = []
     for e in entries:
@@ -223,7 +231,7 @@ def load_warm_start(
         notes.append(f"reward components this run does not have were dropped: {dropped}")
     if not any(v > 0 for v in weights.values()):
         notes.append("none of its reward components exist here: the configured harness is kept")
-        return WarmStart(run_dir, policies, None, notes)
+        return WarmStart(run_dir, policies, None, notes, ratings)
     share = h.real_share
     if not real_pool:
         share = 0.0
@@ -238,4 +246,4 @@ def load_warm_start(
         operator="import",
         note=f"warm start from {run_dir.name}: harness {h.id}",
     )
-    return WarmStart(run_dir, policies, harness, notes)
+    return WarmStart(run_dir, policies, harness, notes, ratings)

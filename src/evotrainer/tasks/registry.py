@@ -10,14 +10,24 @@ was never installed). An entry point names a ``TaskPlugin`` or a function that r
 
     [project.entry-points."evotrainer.tasks"]
     mytask = "mypackage.task:PLUGIN"
+
+Without packaging, a task name may be ``module:ATTR`` (``my_pkg.tasks:PLUGIN``, imported from
+the current folder or the path) or ``path/to/file.py:ATTR``: ``--task my_tasks:PLUGIN``. Such a
+name imports and runs code, so it is imported only when the user names it (``allow_import``:
+the command line's ``--task``, a config file read by ``load_config``, or ``register_task``);
+a name read from elsewhere (a run directory's config.yaml) is refused with the option that
+allows it.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any
 
 from evotrainer.config import TaskConfig
@@ -44,6 +54,20 @@ class TaskPlugin:
 
 
 _PLUGINS: dict[str, TaskPlugin] = {}
+_IMPORTABLE: set[str] = set()  # module:ATTR names the user allowed to import (allow_import)
+
+
+def is_import_name(name: str) -> bool:
+    """``module:ATTR`` or ``file.py:ATTR``: a task plug-in named by where its code is."""
+    module, sep, attr = name.rpartition(":")
+    return bool(sep and module and attr.isidentifier())
+
+
+def allow_import(name: str) -> None:
+    """Let ``plugin_for`` import the plug-in ``name`` (``module:ATTR``) names: called for names
+    the user gave (``--task``, their own config file), never for names read from a run."""
+    if is_import_name(name):
+        _IMPORTABLE.add(name)
 
 
 def register_task(
@@ -104,10 +128,55 @@ def known_tasks() -> list[str]:
 def plugin_for(name: str) -> TaskPlugin:
     """The plug-in registered under ``name`` (ConfigError naming the known tasks if none)."""
     plugin = _PLUGINS.get(name) or _from_entry_points(name) or _builtin(name)
+    if plugin is None and is_import_name(name):
+        plugin = _imported(name)
     if plugin is None:
         raise ConfigError(f"task.name: unknown task {name!r}; known: {known_tasks()}")
     _PLUGINS.setdefault(name, plugin)
     return plugin
+
+
+def _imported(name: str) -> TaskPlugin:
+    """The plug-in ``module:ATTR`` or ``file.py:ATTR`` names, imported (only when allowed)."""
+    if name not in _IMPORTABLE:
+        raise ConfigError(
+            f"task.name {name!r} names a module to import, which runs its code: it is imported "
+            f"only when you name it (`--task {name}` on the command line, or your own config "
+            "file), never because a run directory's config.yaml names it"
+        )
+    module_name, _, attr = name.rpartition(":")
+    try:
+        if module_name.endswith(".py") or "/" in module_name:
+            module = _module_from_file(Path(module_name))
+        else:
+            if "" not in sys.path and os.getcwd() not in sys.path:
+                sys.path.insert(0, os.getcwd())  # like python -m: the current folder's modules
+            module = importlib.import_module(module_name)
+    except Exception as exc:  # noqa: BLE001 - the user's module: say what failed
+        raise ConfigError(
+            f"task {name!r}: the module {module_name!r} could not be imported: "
+            f"{type(exc).__name__}: {exc}"
+        ) from None
+    if not hasattr(module, attr):
+        raise ConfigError(f"task {name!r}: the module {module_name!r} has no {attr!r}")
+    plugin = _as_plugin(getattr(module, attr), name)
+    _PLUGINS.setdefault(plugin.name, plugin)  # the task's own name finds it too
+    return plugin
+
+
+def _module_from_file(path: Path) -> Any:
+    import importlib.util
+
+    if not path.is_file():
+        raise FileNotFoundError(f"no such file: {path}")
+    module_name = f"evotrainer_task_{path.stem}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{path} is not a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module  # dataclasses and pickling look their module up
+    spec.loader.exec_module(module)
+    return module
 
 
 def build_task(cfg: TaskConfig) -> Task:
