@@ -74,6 +74,9 @@ def test_the_estimate_respects_the_cap():
     cfg = load_config(None, ["budget.max_calls=50"])
     est = estimate_calls(cfg, 10, 6, 3)
     assert est.total == 50 and "budget.max_calls=50" in est.describe()
+    assert "before its first generation" in est.describe()  # 200 calls for the first population
+    roomy = estimate_calls(load_config(None, ["budget.max_calls=1000"]), 10, 6, 3)
+    assert "stops it there" in roomy.describe()
 
 
 def test_eta_from_the_measured_pace():

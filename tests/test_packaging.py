@@ -6,6 +6,7 @@ writes an example config to edit."""
 from __future__ import annotations
 
 import email
+import json
 import shutil
 import subprocess
 import sys
@@ -44,7 +45,7 @@ def wheel(tmp_path_factory) -> Path:
 def test_the_wheel_holds_the_example_configs_and_py_typed(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "evotrainer/py.typed" in names
-    for name in ("demo.yaml", "code.yaml"):
+    for name in ("starter.yaml", "demo.yaml", "code.yaml"):
         assert f"evotrainer/configs/{name}" in names
     assert "evotrainer/review/templates/index.html" in names or any(
         n.startswith("evotrainer/review/templates/") for n in names
@@ -89,20 +90,22 @@ def test_init_writes_an_example_config_that_loads(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     written = tmp_path / "evotrainer.yaml"
     cfg = load_config(written)
-    assert cfg.task.name == "meetings" and cfg.inner.generations == 6
+    assert cfg.task.name == "meetings" and cfg.inner.generations == 4  # the starter
     assert "evotrainer run -c evotrainer.yaml" in res.output
     again = cli.invoke(app, ["init"])
     assert again.exit_code == 2 and "exists" in again.output  # never overwritten silently
-    assert cli.invoke(app, ["init", "--force"]).exit_code == 0
-    res = cli.invoke(app, ["init", "sub/code.yaml", "--task", "code"])
+    assert cli.invoke(app, ["init", "--force", "--example", "demo"]).exit_code == 0
+    assert load_config(written).inner.generations == 6
+    res = cli.invoke(app, ["init", "sub/code.yaml", "--example", "code"])
     assert res.exit_code == 0, res.output
     assert load_config(tmp_path / "sub" / "code.yaml").task.name == "code"
-    assert cli.invoke(app, ["init", "x.yaml", "--task", "nope"]).exit_code == 2
+    assert cli.invoke(app, ["init", "x.yaml", "--example", "nope"]).exit_code == 2
 
 
 def test_example_config_from_the_api():
-    path = evotrainer.example_config("demo")
-    assert path.name == "demo.yaml" and path.is_file()
+    path = evotrainer.example_config()
+    assert path.name == "starter.yaml" and path.is_file()
+    assert evotrainer.example_config("demo").is_file()
     with pytest.raises(ValueError, match="code"):
         evotrainer.example_config("no-such-example")
 
@@ -117,3 +120,46 @@ def test_the_packaged_examples_are_the_repository_configs_without_their_data(nam
         for section, key in (("validation", "data"), ("harness", "real_data")):
             (data.get(section) or {}).pop(key, None)
     assert packaged == repo
+
+
+def test_the_wheel_works_from_an_empty_folder(wheel, tmp_path):
+    """The wheel's files, unpacked outside the repository (its dependencies from this
+    environment): init writes a config, a run on your data with a call cap finishes (the fake
+    model stands for a server or the embedded one)."""
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    env = {**__import__("os").environ, "PYTHONPATH": str(site)}
+    env["EVOTRAINER_CACHE_DIR"] = str(tmp_path / "cache")
+
+    def cli_(*args: str) -> subprocess.CompletedProcess:
+        code = "import sys; from evotrainer.cli import main; sys.argv[0] = 'evotrainer'; main()"
+        return subprocess.run(
+            [sys.executable, "-c", code, *args],
+            cwd=empty,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+
+    where = subprocess.run(
+        [sys.executable, "-c", "import evotrainer; print(evotrainer.__file__)"],
+        cwd=empty,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert where.stdout.strip().startswith(str(site))  # the wheel's code, not the checkout's
+    assert cli_("init").returncode == 0
+    assert cli_("generate", "-n", "12", "--out", "my.jsonl").returncode == 0
+    done = cli_(
+        "run", "-c", "evotrainer.yaml", "--data", "my.jsonl", "--max-calls", "40",
+        "--model", "fake:minutes", "--run-dir", "run", "--set", "report=false",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads((empty / "run" / "summary.json").read_text())
+    assert summary["llm_calls"] <= 40 and summary["validation"]["source"].endswith("my.jsonl")
+    assert "estimate: about" in done.stderr

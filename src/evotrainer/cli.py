@@ -10,6 +10,7 @@ fake:latency=SECONDS (an echo after a delay)."""
 from __future__ import annotations
 
 import logging
+import math
 import re
 import sys
 import time
@@ -166,8 +167,9 @@ def _conclude(co, result, as_json: bool, report: bool) -> None:  # type: ignore[
     from rich.markup import escape
 
     out.print()
+    initial = s["initial_s_val"]
     out.print(
-        f"[bold]initial s_val[/] {s['initial_s_val']:.4f}  ->  "
+        f"[bold]initial s_val[/] {_s_val_text(initial)}  ->  "
         f"[bold]final s_val[/] {s['final_s_val']:.4f}   ({escape(s['validation']['source'])}, "
         f"n={s['validation']['n']})"
     )
@@ -276,6 +278,12 @@ def _data_values(data: str, cfg) -> dict[str, str]:  # type: ignore[no-untyped-d
         if task_default(cfg.task.name, section, key) is not None:
             values[f"{section}.{key}"] = data
     return values
+
+
+def _s_val_text(x: float | None) -> str:
+    """An s_val for the closing lines; '-' when the run never measured it (a budget that
+    stopped it before its seeds were validated)."""
+    return f"{x:.4f}" if x is not None and math.isfinite(x) else "- (not measured)"
 
 
 def _resume_hint(exc: Exception, run_dir: Path | None) -> str:
@@ -673,19 +681,22 @@ def init(
     path: Annotated[Path, typer.Argument(help="the config file to write")] = Path(
         "evotrainer.yaml"
     ),
-    task: Annotated[
-        str, typer.Option("--task", help="the example: meetings (default) | code")
-    ] = "meetings",
+    example: Annotated[
+        str,
+        typer.Option(
+            "--example",
+            help="starter (a first, small run on meeting minutes) | demo (make demo's "
+            "settings) | code (the code gym)",
+        ),
+    ] = "starter",
     force: Annotated[bool, typer.Option("--force", help="replace an existing file")] = False,
 ) -> None:
-    """Write an example config to edit (the settings of `make demo`, or the code gym's), with
-    comments on where your data goes."""
-    from evotrainer import example_config
+    """Write an example config to edit, with comments on where your data goes."""
+    from evotrainer import EXAMPLES, example_config
 
-    examples = {"meetings": "demo", "code": "code"}
     try:
-        if task not in examples:
-            raise EvoTrainerError(f"--task {task}: the examples are {', '.join(examples)}")
+        if example not in EXAMPLES:
+            raise EvoTrainerError(f"--example {example}: the examples are {', '.join(EXAMPLES)}")
         if path.exists() and (path.is_dir() or not force):
             what = "a directory" if path.is_dir() else "a file"
             raise EvoTrainerError(
@@ -693,7 +704,7 @@ def init(
                 + ("" if path.is_dir() else " or replace it with --force")
             )
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(example_config(examples[task]).read_text(encoding="utf-8"), "utf-8")
+        path.write_text(example_config(example).read_text(encoding="utf-8"), "utf-8")
     except (EvoTrainerError, OSError) as exc:
         _fail(exc)
     out.print(

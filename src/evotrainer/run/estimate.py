@@ -41,12 +41,25 @@ class CallEstimate:
     def to_json(self) -> dict[str, Any]:
         return {"total": self.total, "parts": dict(self.parts), "cap": self.cap}
 
+    @property
+    def minimum(self) -> int:
+        """The calls of the first population, the seeds' validation and the final validation
+        and confirmation: below them a run stops before its first generation."""
+        keys = ("first population", "seeds' validation", "final validation and confirmation")
+        return sum(self.parts.get(k, 0) for k in keys)
+
     def describe(self) -> str:
         parts = ", ".join(f"{k} {v}" for k, v in self.parts.items() if v)
         raw = sum(self.parts.values())
-        capped = (
-            f"; budget.max_calls={self.cap} stops it there" if self.cap and raw > self.cap else ""
-        )
+        capped = ""
+        if self.cap and self.cap < self.minimum:
+            capped = (
+                f"; budget.max_calls={self.cap} is below the ~{self.minimum} calls of the first "
+                "population, the seeds' validation and the final validation: the run will stop "
+                "before its first generation and return an unevolved policy"
+            )
+        elif self.cap and raw > self.cap:
+            capped = f"; budget.max_calls={self.cap} stops it there"
         return f"about {self.total} LLM calls ({parts}{capped})"
 
 
