@@ -178,3 +178,36 @@ def test_distillation_without_the_extra_is_a_clear_start_up_error(tmp_path, monk
     )
     with pytest.raises(ConfigError, match=r"pip install 'evotrainer\[distill\]'"):
         CoEvolution(config(tmp_path), task=RecordingMeetingTask(), llm=weak_llm(None))
+
+
+def test_a_population_carrying_an_adapter_survives_a_kill_and_resume(
+    tmp_path, fake_training, monkeypatch
+):
+    """The adapter is served from the run directory's adapters/ (verified by hash) when the
+    resume re-reads the population, and is not trained again."""
+    import evotrainer.distill.serve as serve
+    from tests.fake_runs import kill_at
+
+    task = RecordingMeetingTask()
+    served: list[str] = []
+
+    def embedded_with_adapter(path, sha, model=None, seed=0):
+        from evotrainer.distill.adapter_file import verify_adapter
+
+        served.append(verify_adapter(path, sha))
+        return strong_llm(task)
+
+    monkeypatch.setattr(serve, "embedded_with_adapter", embedded_with_adapter)
+    cfg = config(tmp_path)
+    co = CoEvolution(
+        cfg, task=task, llm=weak_llm(task), observers=[kill_at("generation", generation=3)]
+    )
+    with pytest.raises(Killed):
+        co.run(tmp_path / "run")
+    resumed, _ = CoEvolution.resume(tmp_path / "run", task=task, llm=weak_llm(task))
+    assert resumed.distillations and resumed.distillations[0]["kept"]
+    sha = resumed.distillations[0]["adapter"]
+    assert all(p.adapter == sha for p in resumed.inner.population)  # from the checkpoint
+    result = resumed.run(tmp_path / "run")
+    assert result.best.adapter == sha and len(fake_training) == 1  # not trained again
+    assert set(served) == {sha}

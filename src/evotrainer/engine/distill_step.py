@@ -223,9 +223,10 @@ class DistillStep:
 
     # -- serving adapters ----------------------------------------------------------------------
     def _adapter_dir(self) -> Path:
-        if self.run_dir is None:
+        root = self.run_dir or self.adapter_root
+        if root is None:
             raise ConfigError("distillation writes its adapters to a run directory: pass one")
-        return Path(self.run_dir) / "adapters"
+        return Path(root) / "adapters"
 
     def _adapter_client(self, sha: str) -> LLMClient:
         """The metered, cached client of adapter ``sha`` (one llama.cpp model per adapter,
@@ -242,4 +243,3 @@ class DistillStep:
                 stack = build_stack(backend, self.cfg.cache, self.budget)
                 client = self._adapter_clients[sha] = stack.client
             return client
-

@@ -254,6 +254,7 @@ class State:
         check_same_validation(co.validation_set, state)
         check_same_data(state.get("data_sha256"), co.data_sha256(), co._data_sources())
         load_state_into(co, state, path)  # a malformed state is a CheckpointError
+        co.adapter_root = rd.path  # a population carrying an adapter is re-read with it
         co._reread_population(state["budget"])
         co._seq = checkpoint_seq(path)
         co._notes += [(ev.WARNING, {"message": w}) for w in warnings]

@@ -238,6 +238,7 @@ class Wiring:
         self.distill_rounds = 0
         self.distill_due = False  # a generation is done and its distillation is not
         self.distillations: list[dict[str, Any]] = []
+        self.adapter_root: Path | None = None  # the run directory a resume reads adapters from
         self._adapter_clients: dict[str, LLMClient] = {}
         self._adapter_lock = threading.Lock()
         self._check_distill()
