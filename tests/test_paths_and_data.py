@@ -93,13 +93,18 @@ def test_a_named_data_file_that_is_missing_is_an_error(tmp_path, section, key):
         CoEvolution(cfg)
 
 
-def test_the_demo_config_names_the_shared_data_from_its_own_folder(monkeypatch, tmp_path):
+def test_the_demo_configs_take_the_tasks_default_data(monkeypatch):
+    """make demo runs from the repository's root, where the task's default data path is
+    ../shared's AMI train; a fresh clone without it falls back and says so (the demo names no
+    file, so a missing one is no error: test_the_fallback_when_no_data_is_named_is_logged)."""
+    from evotrainer.tasks.meetings.plugin import DEFAULT_REAL_DATA, DEFAULT_VAL_DATA
+
     repo = Path(__file__).resolve().parents[1]
-    monkeypatch.chdir(tmp_path)
-    cfg = load_config(repo / "configs" / "demo.yaml")
-    shared = (repo.parent / "shared" / "data" / "meetings" / "ami-train.jsonl").resolve()
-    assert cfg.validation.data == str(shared)
-    assert cfg.harness.real_data == str(shared)
+    monkeypatch.chdir(repo)
+    for name in ("demo.yaml", "distill.yaml"):
+        cfg = load_config(repo / "configs" / name)
+        assert cfg.validation.data == DEFAULT_VAL_DATA, name
+        assert cfg.harness.real_data == DEFAULT_REAL_DATA, name
 
 
 def test_the_fallback_when_no_data_is_named_is_logged(tmp_path, monkeypatch, caplog):
