@@ -1,0 +1,176 @@
+"""Behaviour unchanged (issue 34): run ``configs/demo.yaml`` with the fake model
+``fake:minutes`` and a fixed seed under two source trees (a git commit's ``src/`` and this
+working tree's) and compare their summary.json, minus what a machine's clock or cache decides
+(``wall_s``, ``runtime``, timings), and the rest of the run directory the same way: the best
+policy, the archive, the front, every event (without its time) and every checkpoint. Prints the
+differences; exits 1 when there are any.
+
+    python benchmarks/demo_identity.py                # against f0e5cab (before issue 34)
+    python benchmarks/demo_identity.py --base HEAD~3 --generations 2
+    python benchmarks/demo_identity.py --set outer.trials=rerun --set surrogate.enabled=true
+
+Each run has its own empty LLM cache, so both make the same calls. The data is the demo's:
+``../shared/data/meetings/ami-train.jsonl`` when it is there (run from the repository's root),
+else synthetic meetings (the run says so); both runs see the same.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+from io import BytesIO
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+BASE = "f0e5cab"  # main before issue 34's refactor
+# what a clock or a cache decides, not the engine
+VOLATILE = {
+    "wall_s",
+    "runtime",
+    "timings",
+    "elapsed_s",
+    "seconds",
+    "s_per_call",
+    "eta_s",
+    "t",  # an event's time
+    "llm_seconds",  # the backend's measured seconds
+    "sha256",  # a checkpoint's checksum (its state holds elapsed_s)
+}
+# the files compared besides summary.json (JSONL: one value per line)
+FILES = (
+    "summary.json",
+    "archive.json",
+    "front.json",
+    "best/policy.json",
+    "best/validation.json",
+    "best/prompt.txt",
+    "events.jsonl",
+)
+
+
+def strip(value: Any) -> Any:
+    """``value`` without the volatile keys, at any depth."""
+    if isinstance(value, dict):
+        return {k: strip(v) for k, v in value.items() if k not in VOLATILE}
+    if isinstance(value, list):
+        return [strip(v) for v in value]
+    return value
+
+
+def differences(a: Any, b: Any, path: str = "") -> list[str]:
+    """Where two JSON values differ (dotted paths), at most one line per leaf."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for k in sorted(set(a) | set(b)):
+            where = f"{path}.{k}" if path else str(k)
+            if k not in a or k not in b:
+                out.append(f"{where}: only in {'base' if k in a else 'branch'}")
+            else:
+                out += differences(a[k], b[k], where)
+        return out
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [
+            d
+            for i, (x, y) in enumerate(zip(a, b, strict=True))
+            for d in differences(x, y, f"{path}[{i}]")
+        ]
+    return [] if a == b else [f"{path}: {a!r} != {b!r}"]
+
+
+def export_src(commit: str, into: Path) -> Path:
+    """The ``src/`` tree of ``commit`` (git archive), unpacked under ``into``."""
+    data = subprocess.run(
+        ["git", "-C", str(REPO), "archive", commit, "src"], check=True, capture_output=True
+    ).stdout
+    with tarfile.open(fileobj=BytesIO(data)) as tar:
+        tar.extractall(into, filter="data")
+    return into / "src"
+
+
+def read_run(run_dir: Path) -> dict[str, Any]:
+    """The files of a run directory that the engine decides, as JSON values (the run
+    directory's own path replaced by ``RUN_DIR``)."""
+    out: dict[str, Any] = {}
+    names = [*FILES, *sorted(str(p.relative_to(run_dir)) for p in run_dir.glob("checkpoints/*"))]
+    for name in names:
+        path = run_dir / name
+        if not path.is_file():
+            out[name] = None
+            continue
+        text = path.read_text().replace(str(run_dir), "RUN_DIR")
+        if name.endswith(".jsonl"):
+            out[name] = [json.loads(line) for line in text.splitlines() if line.strip()]
+        elif name.endswith(".json"):
+            out[name] = json.loads(text)
+        else:
+            out[name] = text
+    return out
+
+
+def run_demo(
+    src: Path, work: Path, generations: int | None, seed: int, sets: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """The run directory of the demo run with ``src`` first on the path (its own cache)."""
+    run_dir = work / "run"
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(src),
+        "EVOTRAINER_CACHE_DIR": str(work / "cache"),
+    }
+    cmd = [
+        sys.executable,
+        "-m",
+        "evotrainer.cli",
+        "run",
+        "-c",
+        str(REPO / "configs" / "demo.yaml"),
+        "--model",
+        "fake:minutes",
+        "--run-dir",
+        str(run_dir),
+        "--set",
+        f"seed={seed}",
+    ]
+    if generations is not None:
+        cmd += ["--set", f"inner.generations={generations}"]
+    for setting in sets:
+        cmd += ["--set", setting]
+    subprocess.run(cmd, check=True, cwd=REPO, env=env, capture_output=True)
+    return read_run(run_dir)
+
+
+def compare(
+    base: str = BASE, generations: int | None = None, seed: int = 0, sets: tuple[str, ...] = ()
+) -> list[str]:
+    """The differences between the demo's run directory under ``base``'s src/ and this
+    tree's."""
+    with tempfile.TemporaryDirectory(prefix="demo-identity-") as tmp:
+        t = Path(tmp)
+        old_src = export_src(base, t / "base")
+        old = run_demo(old_src, t / "run-base", generations, seed, sets)
+        new = run_demo(REPO / "src", t / "run-branch", generations, seed, sets)
+    return differences(strip(old), strip(new))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--base", default=BASE, help="the commit to compare against")
+    ap.add_argument("--generations", type=int, default=None, help="inner.generations")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--set", action="append", default=[], help="key=value (repeatable)")
+    args = ap.parse_args()
+    diffs = compare(args.base, args.generations, args.seed, tuple(args.set))
+    for d in diffs:
+        print(d)
+    print("identical" if not diffs else f"{len(diffs)} differences")
+    return 1 if diffs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
