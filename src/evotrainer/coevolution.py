@@ -14,36 +14,72 @@ the selection winner and the best seed meet the held-out confirmation part (pair
 interval), and the return rule picks one. A checkpoint is written after every generation and
 every outer step.
 
-This file holds the loop (``run``) and its start; the optimisers stay outside it, ask/tell. The
-parts, in reading order (engine/): wiring.py builds the components from the config,
-generation.py runs one inner generation, validate.py validates and archives, outer_step.py is
-the harness step, telemetry.py emits the events, state.py checkpoints and resumes, outcome.py
-confirms, builds the summary and writes the results.
+The run is split by data, as pymoo's ``minimize`` over its ``Algorithm``: ``Components``
+(engine/components.py), built once from the config and frozen; ``RunState``
+(engine/state.py), what the run changes and a checkpoint saves; and step functions over the
+two, each callable alone: engine/start.py (the first generation), generation.py (one inner
+generation), validate.py (validation, archive, anchor), outer_step.py and trials.py (the
+harness step), distill_step.py (distillation), outcome.py (confirmation, summary, results).
+This file holds the loop (``run``), the checkpoints and ``resume``; the optimisers stay
+outside it, ask/tell.
 """
 
 from __future__ import annotations
 
-import contextlib
-import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any, Self
 
 from evotrainer.config import RunConfig
-from evotrainer.engine.distill_step import DistillStep
-from evotrainer.engine.generation import Generation
-from evotrainer.engine.outcome import Outcome, RunResult
-from evotrainer.engine.outer_step import OuterStep
-from evotrainer.engine.state import State
-from evotrainer.engine.telemetry import Observer, Telemetry
-from evotrainer.engine.validate import Validation
-from evotrainer.engine.wiring import Wiring
+from evotrainer.defences.learned import LearnedDefences
+from evotrainer.engine import outer_step as outer
+from evotrainer.engine.adapters import check_distill
+from evotrainer.engine.components import Note, build_components
+from evotrainer.engine.distill_step import DistillStep, distill_due_after
+from evotrainer.engine.generation import draw_batch, retune_threads, run_generation
+from evotrainer.engine.outcome import RunResult, finish
+from evotrainer.engine.resume import generations_done, reread_population, with_settings
+from evotrainer.engine.start import read_warm_start, start
+from evotrainer.engine.state import (
+    RunState,
+    checkpoint_index,
+    load_state_dict,
+    new_state,
+    state_dict,
+)
+from evotrainer.engine.telemetry import (
+    Observer,
+    check_time,
+    elapsed,
+    emit_estimate,
+    emit_generation,
+    watch_generation,
+)
+from evotrainer.engine.validate import promise, validate_generation
 from evotrainer.errors import BudgetExceeded, EvoTrainerError, TimeLimitReached
+from evotrainer.evaluation.evaluator import Evaluator
 from evotrainer.evaluation.runner import Runner
+from evotrainer.evaluation.validation import Validator
+from evotrainer.harness.genome import HarnessGenome
+from evotrainer.harness.training_set import RealPool
 from evotrainer.llm.base import LLMClient
+from evotrainer.llm.budget import Budget
+from evotrainer.llm.spec import LLMStack
+from evotrainer.loops.inner import PolicyOptimizer
+from evotrainer.loops.outer import HarnessOptimizer
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.run import events as ev
+from evotrainer.run.checkpoint import (
+    checkpoint_files,
+    checkpoint_seq,
+    load_latest,
+    load_state_into,
+    save_checkpoint,
+)
+from evotrainer.run.data_identity import check_same_data
 from evotrainer.run.rundir import RunDirectory
 from evotrainer.run.tracking import attach
+from evotrainer.run.validation_set import ValidationSet, check_same_validation
 from evotrainer.run.warm_start import WarmStart
 from evotrainer.tasks.base import Task
 from evotrainer.types import Instance
@@ -51,9 +87,7 @@ from evotrainer.types import Instance
 __all__ = ["CoEvolution", "Observer", "RunResult"]
 
 
-class CoEvolution(
-    Wiring, Generation, Validation, OuterStep, DistillStep, Telemetry, State, Outcome
-):
+class CoEvolution:
     """Build it from a RunConfig (and optionally your own task, LLM client or validation set);
     call ``run()``. ``CoEvolution.resume(run_dir)`` continues a killed run."""
 
@@ -70,207 +104,306 @@ class CoEvolution(
     ) -> None:
         """``operator_llm``: the client the LLM-driven operators ask (a teacher), instead of
         the one ``operator_model`` names (default: the agent model, ``llm``)."""
-        self._wire(config, task, llm, observers, validation, runner, operator_llm)
+        self.components, notes = build_components(
+            config, task, llm, observers, validation, runner, operator_llm
+        )
+        self.state: RunState = new_state(self.components)
+        self._notes: list[Note] = notes  # events to emit once run() starts
+        self.run_dir: Path | None = None
+        self._seq = 0  # the last checkpoint's number
+        self._stopped_at_resume: BudgetExceeded | None = None  # the cap, reached by a resume
+        self._start_over = False  # resumed before its first checkpoint: run() starts it
+        self._rewrite_config = False  # resumed with new settings: config.yaml records them
+        self._reopen = False  # a finished run continued (resume --more-generations)
+        check_distill(config)
+        self.evaluator.adapters = self.components.adapters
 
     # -- the run -------------------------------------------------------------------------
     def run(self, run_dir: str | Path | None = None) -> RunResult:
+        c, s = self.components, self.state
         rd = None
-        resuming = self.initial is not None or self._start_over
-        warm = self._read_warm_start() if self.initial is None else None  # before any file
+        resuming = s.initial is not None or self._start_over
+        warm = read_warm_start(c, s) if s.initial is None else None  # before any file
         if run_dir is not None:
             rd = RunDirectory.open_or_create(
                 Path(run_dir),
-                self.cfg,
+                c.cfg,
                 resuming,
                 rewrite_config=self._rewrite_config,
                 reopen=self._reopen,
             )
-            self.run_dir = rd.path
-            self.observers.append(rd.log)
-            self.meta.attach(rd.path)
-        config = self.cfg.model_dump(mode="json")
-        warning = attach(self.tracker, self.observers, self.run_dir, config, resuming)
+            self.run_dir = c.adapters.run_dir = rd.path
+            c.events.observers.append(rd.log)
+            c.meta.attach(rd.path)
+        config = c.cfg.model_dump(mode="json")
+        warning = attach(c.tracker, c.events.observers, self.run_dir, config, resuming)
         if warning:
             self._notes.append((ev.WARNING, {"message": warning}))
         for type_, data in self._notes:
-            self.emit(type_, **data)
+            c.emit(type_, **data)
         self._notes = []
         stopped = "completed"
         try:
-            if self._stopped_at_resume is not None:
-                raise self._stopped_at_resume  # the cap was reached re-reading the population
-            if self.initial is None:
-                self._start(warm)  # says what the run will cost once its data is known
-            else:
-                self._emit_estimate()
-            batch = self.batch(self.epoch, self.drawn)
-            if self.outer_due:  # resumed from the checkpoint written before an outer step
-                batch = self._outer_or_monitor_step(batch)
-            if self.distill_due:  # resumed from the checkpoint written before a distillation
-                self._distill_and_checkpoint(batch)
-            while self.inner.generation < self.cfg.inner.generations:
-                self._check_time()
-                self._retune_threads()
-                self.epoch = self._generation(
-                    self.inner, batch, self.harness, self.epoch, self.drawn
-                )
-                self._emit_generation(self.inner, batch)
-                self._watch_generation()
-                self._validate_generation(batch)
-                g = self.inner.generation
-                self.outer_due = g % self.cfg.outer.every == 0 and g < self.cfg.inner.generations
-                self.distill_due = self._distill_due_after(g) and g < self.cfg.inner.generations
-                self.checkpoint()
-                if self.outer_due:
-                    self._check_time()
-                    batch = self._outer_or_monitor_step(batch)
-                if self.distill_due:
-                    self._distill_and_checkpoint(batch)
+            self._loop(warm)
         except TimeLimitReached as exc:
             stopped = "timeout"
-            self.emit(ev.BUDGET_EXHAUSTED, message=str(exc), budget=self.budget.snapshot())
+            c.emit(ev.BUDGET_EXHAUSTED, message=str(exc), budget=c.budget.snapshot())
         except BudgetExceeded as exc:
             stopped = "budget"
-            self.emit(ev.BUDGET_EXHAUSTED, message=str(exc), budget=self.budget.snapshot())
+            c.emit(ev.BUDGET_EXHAUSTED, message=str(exc), budget=c.budget.snapshot())
         except BaseException as exc:
             if isinstance(exc, EvoTrainerError):
-                self.emit(ev.RUN_FAILED, message=str(exc), budget=self.budget.snapshot())
-            if self.tracker is not None:
-                self.tracker.close()
+                c.emit(ev.RUN_FAILED, message=str(exc), budget=c.budget.snapshot())
+            if c.tracker is not None:
+                c.tracker.close()
             if rd is not None:
                 rd.close()
             raise
         try:
-            return self._finish(stopped)
+            return finish(c, self.state, stopped, self.run_dir)
         finally:
             if rd is not None:
                 rd.close()
 
+    def _loop(self, warm: WarmStart | None) -> None:
+        """Start (or go on from the checkpoint), then generations with their outer and
+        distillation steps, each followed by a checkpoint."""
+        c, s = self.components, self.state
+        if self._stopped_at_resume is not None:
+            raise self._stopped_at_resume  # the cap was reached re-reading the population
+        if s.initial is None:
+            start(c, s, warm, self.run_dir)  # says what the run will cost once its data is known
+            self.checkpoint()
+        else:
+            emit_estimate(c, s)
+        batch = draw_batch(c, s, s.epoch, s.drawn)
+        if s.outer_due:  # resumed from the checkpoint written before an outer step
+            batch = self._outer_or_monitor_step(batch)
+        if s.distill_due:  # resumed from the checkpoint written before a distillation
+            self._distill_and_checkpoint(batch)
+        while s.inner.generation < c.cfg.inner.generations:
+            check_time(c, s)
+            retune_threads(c, s)
+            s.epoch = run_generation(c, s, s.inner, batch, s.harness, s.epoch, s.drawn)
+            emit_generation(c, s, s.inner, batch)
+            watch_generation(c, s)
+            validate_generation(c, s, batch)
+            g = s.inner.generation
+            s.outer_due = g % c.cfg.outer.every == 0 and g < c.cfg.inner.generations
+            s.distill_due = distill_due_after(c, s, g) and g < c.cfg.inner.generations
+            self.checkpoint()
+            if s.outer_due:
+                check_time(c, s)
+                batch = self._outer_or_monitor_step(batch)
+            if s.distill_due:
+                self._distill_and_checkpoint(batch)
+
     def _outer_or_monitor_step(self, batch: list[Instance]) -> list[Instance]:
         """The step due after a generation: an outer step (when on and affordable), else the
         monitor step; then a checkpoint. Returns the main line's batch."""
-        if self.cfg.outer.enabled and self._outer_affordable():
-            batch = self._outer_step(batch)
+        c, s = self.components, self.state
+        if c.cfg.outer.enabled and outer.outer_affordable(c, s):
+            batch = outer.outer_step(c, s, batch)
         else:
-            self._monitor_step()
-        self.outer_due = False
+            outer.monitor_step(c, s)
+        s.outer_due = False
         self.checkpoint()
         return batch
 
     def _distill_and_checkpoint(self, batch: list[Instance]) -> None:
-        self._distill_step(batch)
+        DistillStep(self.components, self.state).run(batch)
         self.checkpoint()
 
-    def _start(self, warm: WarmStart | None = None) -> None:
-        self.emit(
-            ev.RUN_STARTED,
-            config=self.cfg.model_dump(mode="json"),
-            model=self.stack.backend.describe(),
-            operator_model=(
-                self.operator_stack.backend.describe()
-                if self.operator_stack is not self.stack
-                else None
-            ),
-            run_dir=str(self.run_dir) if self.run_dir else None,
-        )
-        vs = self.validation_set
-        self.emit(
-            ev.VALIDATION_SET,
-            source=vs.source,
-            n=len(vs.selection),
-            confirmation=len(vs.confirmation),
-            message=vs.message,
-        )
-        self.emit(
-            ev.TRAINING_SET,
-            real=len(self.real_pool.instances),
-            source=self.real_pool.source,
-            real_share=self.harness.real_share,
-            message=self.real_pool.message,
-        )
-        if vs.synthetic:
-            self.emit(ev.WARNING, message=vs.message)
-        if vs.confirmation_note:
-            self.emit(ev.WARNING, message=vs.confirmation_note)
-        if warm is not None:
-            self._warm_start(warm)
-        self._emit_estimate()
-        self.drawn = self.harness
-        batch = self.batch(self.epoch, self.harness)
-        initial = self.inner.ask()
-        self.inner.tell(self.fitness_of(initial, batch, self.harness))
-        self._emit_generation(self.inner, batch)
-        self._watch_generation()
-        best = self.inner.best()
-        seeds: list[PolicyGenome] = []
-        if self.cfg.validation.validate_seeds:
-            # The proxy ranks on synthetic meetings; a seed that is better on the real data must
-            # not be lost because the proxy prefers another. The baseline a run must beat is
-            # the best seed, so that is the initial s_val.
-            seeds = [
-                p
-                for p in initial
-                if p.id != best.id
-                and p.lineage.operator in ("seed", "import")
-                and math.isfinite(self.inner.fitness[p.id].fitness)
-            ]
-            self.validator.validate([best, *seeds])  # together: one prefill per meeting
-        first = self.validate([best], "initial")[best.id]
-        s = first.s_val
-        div = self.meta.population_diversity(self.inner, batch)
-        self._archive(best, self.harness, first, div)
-        initial_best = (best.id, s)
-        results = self.validate(seeds, "seed")
-        for p in seeds:
-            s_seed = results[p.id].s_val
-            self._archive(p, self.harness, results[p.id], div)
-            if s_seed > initial_best[1]:
-                initial_best = (p.id, s_seed)
-        self.initial = initial_best
-        self.meta.baseline = initial_best[0]
-        self.hopt.observe(self.meta.score(self.meta.vector(best.id, first, div)))
-        self._anchor_best(batch)
-        self.checkpoint()
+    # -- checkpoints ---------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """The checkpoint's JSON (engine/state.py)."""
+        return state_dict(self.components, self.state, self.elapsed())
 
-    def _read_warm_start(self) -> WarmStart | None:
-        """What ``init_from`` hands over (run/warm_start.py), read before the run directory is
-        made: a source that cannot be used is refused before any file is written."""
-        if not self.cfg.init_from:
-            return None
-        from evotrainer.run.warm_start import load_warm_start
+    def load_state_dict(self, data: dict[str, Any]) -> None:
+        load_state_dict(self.components, self.state, data)
 
-        return load_warm_start(
-            self.cfg.init_from,
-            self.task.name,
-            set(self.evaluator.components),
-            max(1, self.cfg.inner.population - len(self.inner.seeds)),
-            bool(self.real_pool.instances),
-            self.cfg.harness.real_share,
-        )
-
-    def _warm_start(self, w: WarmStart) -> None:
-        """Seed the population and the harness from an earlier run."""
-        self.inner = self._new_inner([*w.policies, *self.inner.seeds])
-        if w.harness is not None:
-            h = w.harness.bounded(self.bounds)
-            self.hopt.base = self.hopt.current = h
-            self.hopt.space = tuple(sorted(set(self.hopt.space) | set(h.active())))
-        self._carry_ratings(w)
-        self.emit(ev.WARM_START, **w.to_json())
-
-    def _carry_ratings(self, w: WarmStart) -> None:
-        """The earlier run's ratings into this run's ratings file (read at every outer step
-        and at the end). Without a run directory they are not kept (the note says so)."""
-        if not w.ratings:
-            return
-        from evotrainer.review.store import RatingStore, ReplayedRating
-
+    def checkpoint(self) -> None:
         if self.run_dir is None:
-            w.notes.append(f"{len(w.ratings)} ratings not carried over: no run directory")
-            w.ratings = []
             return
-        store = RatingStore(self.run_dir)
-        for r in w.ratings:
-            with contextlib.suppress(ReplayedRating):  # carried before: a run started again
-                store.add(r)
-        w.notes.append(f"{len(w.ratings)} ratings carried over from {w.source.name}")
+        self._seq += 1
+        index = checkpoint_index(self.state)
+        path = save_checkpoint(self.run_dir, self._seq, self.state_dict(), index)
+        self.components.emit(ev.CHECKPOINT, generation=self.state.inner.generation, file=path.name)
+
+    def elapsed(self) -> float:
+        return elapsed(self.components, self.state)
+
+    @classmethod
+    def resume(
+        cls,
+        run_dir: str | Path,
+        *,
+        task: Task | None = None,
+        llm: LLMClient | None = None,
+        observers: Sequence[Observer] = (),
+        validation: Sequence[Instance] | None = None,
+        runner: Runner | None = None,
+        base_url: str | None = None,
+        ray_address: str | None = None,
+        settings: Mapping[str, Any] | None = None,
+        operator_base_url: str | None = None,
+        operator_llm: LLMClient | None = None,
+        more_generations: int = 0,
+    ) -> tuple[Self, Path]:
+        """Continue the run in ``run_dir``. ``base_url``/``ray_address``/``operator_base_url``:
+        the endpoints the command line named (config.yaml's are taken only when they match or
+        are the environment's: run/resume_settings.py). ``settings``: ``{"budget.max_calls":
+        400}``, what the command line sets anew (``resume --max-calls``); config.yaml records
+        it. ``operator_llm``: the teacher client, as for the constructor.
+        ``more_generations``: continue, finished or not, for that many generations more than
+        the run has made (inner.generations becomes done + N; as Optuna continues a study),
+        taking the steps a run configured that long would take after its last generation."""
+        more = max(0, more_generations)
+        rd = RunDirectory.open(
+            Path(run_dir), base_url, ray_address, operator_base_url, finished_ok=more > 0
+        )
+        finished = (rd.path / "summary.json").exists()
+        # the checkpoint is read before a model loads: a damaged run is named at once
+        saved = load_latest(rd.path) if checkpoint_files(rd.path / "checkpoints") else None
+        if more:
+            done = generations_done(saved, rd.path)
+            settings = {**(settings or {}), "inner.generations": done + more}
+        config = with_settings(rd.config, settings, rd.path / "config.yaml")
+        co = cls(
+            config,
+            task=task,
+            llm=llm,
+            observers=observers,
+            validation=validation,
+            runner=runner,
+            operator_llm=operator_llm,
+        )
+        co._rewrite_config = config != rd.config
+        co._reopen = finished
+        if saved is None:
+            return co._start_again(), rd.path
+        state, path, warnings = saved
+        c, s = co.components, co.state
+        check_same_validation(c.validation_set, state)
+        check_same_data(state.get("data_sha256"), c.data_sha256, c.data_sources())
+        load_state_into(co, state, path)  # a malformed state is a CheckpointError
+        c.adapters.root = rd.path  # a population carrying an adapter is re-read with it
+        co._stopped_at_resume = reread_population(c, s, state["budget"])
+        co._seq = checkpoint_seq(path)
+        co._notes += [(ev.WARNING, {"message": w}) for w in warnings]
+        resumed: dict[str, Any] = {"checkpoint": path.name, "generation": s.inner.generation}
+        if more:
+            g, total = s.inner.generation, c.cfg.inner.generations
+            # the steps a run of the new length takes after generation g (the finished one
+            # took none: g was its last)
+            s.outer_due = s.outer_due or (g % c.cfg.outer.every == 0 and 0 < g < total)
+            s.distill_due = s.distill_due or (distill_due_after(c, s, g) and g < total)
+            resumed["more_generations"] = more
+        co._notes.append((ev.RUN_RESUMED, resumed))
+        return co, rd.path
+
+    def _start_again(self) -> Self:
+        """A run stopped before its first checkpoint (killed, or failed before its first
+        generation was saved) has nothing to continue from: it starts again from the beginning
+        in its own directory, as `evotrainer run` would have."""
+        self._start_over = True
+        self._notes.append(
+            (
+                ev.WARNING,
+                {
+                    "message": "no checkpoint was written before the run stopped: it starts "
+                    "again from the beginning"
+                },
+            )
+        )
+        return self
+
+    # -- the parts, by name (the documented API and its tests read them) --------------------
+    @property
+    def cfg(self) -> RunConfig:
+        return self.components.cfg
+
+    @property
+    def task(self) -> Task:
+        return self.components.task
+
+    @property
+    def stack(self) -> LLMStack:
+        return self.components.stack
+
+    @property
+    def operator_stack(self) -> LLMStack:
+        return self.components.operator_stack
+
+    @property
+    def budget(self) -> Budget:
+        return self.components.budget
+
+    @property
+    def evaluator(self) -> Evaluator:
+        return self.components.evaluator
+
+    @property
+    def validator(self) -> Validator:
+        return self.components.validator
+
+    @property
+    def validation_set(self) -> ValidationSet:
+        return self.components.validation_set
+
+    @property
+    def real_pool(self) -> RealPool:
+        return self.components.real_pool
+
+    @property
+    def reference_examples(self) -> list[str]:
+        return self.components.reference_examples
+
+    @property
+    def learned(self) -> LearnedDefences:
+        return self.components.learned
+
+    @property
+    def observers(self) -> list[Observer]:
+        return self.components.events.observers
+
+    @property
+    def inner(self) -> PolicyOptimizer:
+        return self.state.inner
+
+    @property
+    def hopt(self) -> HarnessOptimizer:
+        return self.state.hopt
+
+    @property
+    def harness(self) -> HarnessGenome:
+        return self.state.harness
+
+    @property
+    def drawn(self) -> HarnessGenome:
+        return self.state.drawn
+
+    @property
+    def policies(self) -> dict[str, PolicyGenome]:
+        return self.state.policies
+
+    @property
+    def train_ids(self) -> set[str]:
+        return self.state.train_ids
+
+    @property
+    def distillations(self) -> list[dict[str, Any]]:
+        return self.state.distillations
+
+    def _promise(self, policy: PolicyGenome) -> tuple[int, float]:
+        return promise(self.components, self.state, policy)
+
+    def _rescore(self, row: Mapping[str, Any]) -> Mapping[str, float]:
+        return self.components.rank_scores.rescore(row)
+
+    @property
+    def _pool_unlabelled(self) -> bool:
+        return self.components.rank_scores.pool_unlabelled
+
+    def _adapter_client(self, sha: str) -> LLMClient:
+        return self.components.adapters(sha)

@@ -20,70 +20,64 @@ resume trains the same adapter again (same pairs, seed and threads: the same byt
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from evotrainer.errors import BudgetExceeded, ConfigError
+from evotrainer.engine.components import Components
+from evotrainer.engine.generation import draw_batch, fitness_of
+from evotrainer.engine.state import RunState
+from evotrainer.engine.validate import archive, validate
+from evotrainer.errors import BudgetExceeded
 from evotrainer.harness.distill_pairs import PairChoice, best_per_instance, choose_pairs
-from evotrainer.llm.base import LLMClient
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.run import events as ev
 from evotrainer.types import Instance, Lineage, ScoreVector
 
 
+def distill_due_after(c: Components, s: RunState, generation: int) -> bool:
+    """Whether a distillation round follows ``generation``."""
+    d = c.cfg.distill
+    if not d.enabled or s.distill_rounds >= d.max_rounds or generation < d.after:
+        return False
+    if generation == d.after:
+        return True
+    return bool(d.every) and (generation - d.after) % d.every == 0
+
+
 class DistillStep:
-    """The part of CoEvolution that distils (a mixin)."""
+    """One distillation round over the run's components and state: ``DistillStep(c,
+    s).run(batch)``."""
 
-    def _distill_due_after(self, generation: int) -> bool:
-        d = self.cfg.distill
-        if not d.enabled or self.distill_rounds >= d.max_rounds or generation < d.after:
-            return False
-        if generation == d.after:
-            return True
-        return bool(d.every) and (generation - d.after) % d.every == 0
+    def __init__(self, c: Components, s: RunState) -> None:
+        self.c = c
+        self.s = s
 
-    def _check_distill(self) -> None:
-        """Refuse at start-up what distillation cannot do here (the missing extra, a model
-        server instead of the embedded model)."""
-        if not self.cfg.distill.enabled:
-            return
-        from evotrainer.distill.extra import installed, require
-
-        if not installed():  # cheap at start-up; the imports happen when it trains
-            require("distillation (distill.enabled)")
-        if not self.cfg.model.spec.startswith("local:"):
-            raise ConfigError(
-                "distill.enabled needs the embedded model (model.spec local:...): the adapter "
-                f"is trained on and served by it, not by {self.cfg.model.spec!r}"
-            )
-
-    # -- the step -----------------------------------------------------------------------------
-    def _distill_step(self, batch: list[Instance]) -> None:
-        self.distill_due = False
-        self.distill_rounds += 1
-        n = self.distill_rounds
+    def run(self, batch: list[Instance]) -> None:
+        c, s = self.c, self.s
+        s.distill_due = False
+        s.distill_rounds += 1
+        n = s.distill_rounds
         choice = self._distill_pairs(batch)
-        self.emit(ev.DISTILL_STARTED, round=n, generation=self.inner.generation, **choice.to_json())
-        if len(choice.pairs) < self.cfg.distill.min_pairs:
+        c.emit(ev.DISTILL_STARTED, round=n, generation=s.inner.generation, **choice.to_json())
+        if len(choice.pairs) < c.cfg.distill.min_pairs:
             why = f"{len(choice.pairs)} pairs kept, fewer than distill.min_pairs"
             self._distill_record(n, None, choice, None, kept=False, why=why)
             return
         result = self._train_adapter(choice)
         sha = result["sha256"]
-        before = self.hopt.archive.best()
+        before = s.hopt.archive.best()
         rebased = self._with_adapter(sha)
-        fit = self.fitness_of(rebased, batch, self.harness, drawn=self.drawn)
+        fit = fitness_of(c, s, rebased, batch, s.harness, drawn=s.drawn)
         top = sorted(rebased, key=lambda p: (-fit[p.id].fitness, p.id))[
-            : self.cfg.distill.validate_top
+            : c.cfg.distill.validate_top
         ]
-        incumbent = before.policy if before is not None else self.inner.best()
-        results = self.validate(top, "distilled", race=True)
+        incumbent = before.policy if before is not None else s.inner.best()
+        results = validate(c, s, top, "distilled", race=True)
         best = max(top, key=lambda p: (results[p.id].s_val, p.id))
         base_s = before.s_val if before is not None else float("-inf")
         kept = not results[best.id].partial and results[best.id].s_val > base_s
         if kept:
-            self.inner.rebase(rebased, fit, protect=best.id)
-            self._archive(best, self.harness, results[best.id], 0.0)
+            s.inner.rebase(rebased, fit, protect=best.id)
+            archive(c, s, best, s.harness, results[best.id], 0.0)
             why = f"{best.id} validates {results[best.id].s_val:.4f} > {base_s:.4f} without it"
         else:
             why = (
@@ -97,32 +91,33 @@ class DistillStep:
         self._distill_record(n, result, choice, outcome, kept=kept, why=why)
 
     def _distill_pairs(self, batch: list[Instance]) -> PairChoice:
-        d = self.cfg.distill
-        ranked = self.inner.ranked(self.inner.population)[: d.top_policies]
+        c, s = self.c, self.s
+        d = c.cfg.distill
+        ranked = s.inner.ranked(s.inner.population)[: d.top_policies]
         # after a resume only the instances re-read since are in memory: those count
-        known = self.evaluator.instances
-        seen = [known[i] for i in sorted(self.train_ids) if i in known]
+        known = c.evaluator.instances
+        seen = [known[i] for i in sorted(s.train_ids) if i in known]
         fresh = self._fresh_instances(ranked[0]) if d.fresh_instances else []
-        instances = seen + [i for i in fresh if i.id not in self.train_ids or i not in seen]
+        instances = seen + [i for i in fresh if i.id not in s.train_ids or i not in seen]
 
         def answer(p: PolicyGenome, inst: Instance) -> tuple[str, ScoreVector] | None:
-            rec = self.evaluator.store.get((p.id, inst.id))
+            rec = c.evaluator.store.get((p.id, inst.id))
             if rec is None or rec.rollout.error is not None:
                 return None
             return rec.rollout.output, rec.vector
 
-        candidates = best_per_instance(ranked, instances, answer, self.harness.weights)
+        candidates = best_per_instance(ranked, instances, answer, s.harness.weights)
         references = [
             (i, text)
-            for i in self.real_pool.instances
-            if (text := self.task.reference_text(i) or "").strip()
+            for i in c.real_pool.instances
+            if (text := c.task.reference_text(i) or "").strip()
         ]
         return choose_pairs(
             candidates,
-            lambda p, i: self.task.render(p.render(), i)[0],
+            lambda p, i: c.task.render(p.render(), i)[0],
             d.keep_share,
             d.max_pairs,
-            self.harness.real_share,
+            s.harness.real_share,
             references,
             ranked[0],
         )
@@ -130,31 +125,33 @@ class DistillStep:
     def _fresh_instances(self, best: PolicyGenome) -> list[Instance]:
         """``distill.fresh_instances`` training instances drawn for this round, answered by the
         best policy (backend calls; cached like every rollout)."""
-        fresh = self.batch(
-            10_000 + self.distill_rounds, self.harness, self.cfg.distill.fresh_instances
+        c, s = self.c, self.s
+        fresh = draw_batch(
+            c, s, 10_000 + s.distill_rounds, s.harness, c.cfg.distill.fresh_instances
         )
-        self.evaluator.evaluate([best], fresh)
-        self.train_ids.update(i.id for i in fresh)
+        c.evaluator.evaluate([best], fresh)
+        s.train_ids.update(i.id for i in fresh)
         return fresh
 
     def _train_adapter(self, choice: PairChoice) -> dict[str, Any]:
         from evotrainer.distill.settings import LoraSettings
         from evotrainer.distill.train import train_adapter
 
-        d = self.cfg.distill
+        c, s = self.c, self.s
+        d = c.cfg.distill
         settings = LoraSettings(
             rank=d.rank,
             alpha=d.alpha,
             learning_rate=d.learning_rate,
             epochs=d.epochs,
             max_seq_len=d.max_seq_len,
-            seed=self.cfg.seed + self.distill_rounds,
+            seed=c.cfg.seed + s.distill_rounds,
             threads=d.threads,
         )
-        n = self.distill_rounds
+        n = s.distill_rounds
 
         def progress(p: Any) -> None:
-            self.emit(
+            c.emit(
                 ev.DISTILL_PROGRESS,
                 round=n,
                 step=p.step,
@@ -164,17 +161,18 @@ class DistillStep:
                 eta_s=p.eta_s,
             )
 
-        result = train_adapter(list(choice.pairs), settings, self._adapter_dir(), progress)
+        result = train_adapter(list(choice.pairs), settings, c.adapters.directory(), progress)
         return result.to_dict()
 
     def _with_adapter(self, sha: str) -> list[PolicyGenome]:
-        g = self.inner.generation
-        note = f"distillation round {self.distill_rounds}: adapter {sha[:12]}"
+        s = self.s
+        g = s.inner.generation
+        note = f"distillation round {s.distill_rounds}: adapter {sha[:12]}"
         out = []
-        for p in self.inner.population:
+        for p in s.inner.population:
             lineage = Lineage(parents=(p.id,), operator="distill", generation=g, note=note)
             child = p.with_adapter(sha, lineage)
-            self.policies.setdefault(child.id, child)
+            s.policies.setdefault(child.id, child)
             out.append(child)
         return out
 
@@ -189,7 +187,7 @@ class DistillStep:
     ) -> None:
         record = {
             "round": n,
-            "generation": self.inner.generation,
+            "generation": self.s.inner.generation,
             "adapter": result["sha256"] if result else None,
             "kept": kept,
             "why": why,
@@ -197,49 +195,27 @@ class DistillStep:
             "training": {k: v for k, v in (result or {}).items() if k != "adapter_path"},
             "validation": outcome,
         }
-        self.distillations.append(record)
-        self.emit(ev.DISTILL_FINISHED, **record)
+        self.s.distillations.append(record)
+        self.c.emit(ev.DISTILL_FINISHED, **record)
 
-    def _adapter_effect(self, winner: PolicyGenome) -> dict[str, Any] | None:
-        """With and without its adapter: the returned policy and the same text on the base
-        model's weights, on the selection and the confirmation part (None when the policy
-        carries no adapter, or the calls ran out)."""
-        if winner.adapter is None:
-            return None
-        twin = winner.with_adapter(None, winner.lineage)
-        self.policies.setdefault(twin.id, twin)
-        out: dict[str, Any] = {"policy": winner.id, "adapter": winner.adapter, "base": twin.id}
-        try:
-            parts = [("selection", self.validator)]
-            if self.confirmer is not None:
-                parts.append(("confirmation", self.confirmer))
-            for name, v in parts:
-                res = v.validate([winner, twin])
-                out[name] = {"with": res[winner.id].s_val, "without": res[twin.id].s_val}
-        except BudgetExceeded as exc:
-            self.emit(ev.WARNING, message=f"adapter effect not measured (budget: {exc})")
-            return None
-        return out
 
-    # -- serving adapters ----------------------------------------------------------------------
-    def _adapter_dir(self) -> Path:
-        root = self.run_dir or self.adapter_root
-        if root is None:
-            raise ConfigError("distillation writes its adapters to a run directory: pass one")
-        return Path(root) / "adapters"
-
-    def _adapter_client(self, sha: str) -> LLMClient:
-        """The metered, cached client of adapter ``sha`` (one llama.cpp model per adapter,
-        made on first use; its file is verified by hash before llama.cpp loads it)."""
-        with self._adapter_lock:
-            client = self._adapter_clients.get(sha)
-            if client is None:
-                from evotrainer.distill.adapter_file import adapter_file_name
-                from evotrainer.distill.serve import embedded_with_adapter
-                from evotrainer.llm.spec import build_stack
-
-                path = self._adapter_dir() / adapter_file_name(sha)
-                backend = embedded_with_adapter(path, sha, self.cfg.model, self.cfg.seed)
-                stack = build_stack(backend, self.cfg.cache, self.budget)
-                client = self._adapter_clients[sha] = stack.client
-            return client
+def adapter_effect(c: Components, s: RunState, winner: PolicyGenome) -> dict[str, Any] | None:
+    """With and without its adapter: the returned policy and the same text on the base
+    model's weights, on the selection and the confirmation part (None when the policy
+    carries no adapter, or the calls ran out)."""
+    if winner.adapter is None:
+        return None
+    twin = winner.with_adapter(None, winner.lineage)
+    s.policies.setdefault(twin.id, twin)
+    out: dict[str, Any] = {"policy": winner.id, "adapter": winner.adapter, "base": twin.id}
+    try:
+        parts = [("selection", c.validator)]
+        if c.confirmer is not None:
+            parts.append(("confirmation", c.confirmer))
+        for name, v in parts:
+            res = v.validate([winner, twin])
+            out[name] = {"with": res[winner.id].s_val, "without": res[twin.id].s_val}
+    except BudgetExceeded as exc:
+        c.emit(ev.WARNING, message=f"adapter effect not measured (budget: {exc})")
+        return None
+    return out

@@ -6,8 +6,15 @@ policy to return, say so (``fail_run``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
+from evotrainer.engine.components import Components
+from evotrainer.engine.distill_step import adapter_effect
+from evotrainer.engine.generation import draw_batch
+from evotrainer.engine.state import RunState
+from evotrainer.engine.telemetry import elapsed
+from evotrainer.engine.validate import archive, read_ratings, validate
 from evotrainer.errors import BudgetExceeded, EvoTrainerError, RunFailed
 from evotrainer.evaluation.confirmation import Confirmation, confirm
 from evotrainer.evaluation.rank_judge import unseen_correlations
@@ -26,181 +33,204 @@ class RunResult:
     summary: dict[str, Any]
 
 
-class Outcome:
-    """The part of CoEvolution that ends a run (a mixin)."""
+class Run(Protocol):
+    """A run's components, state and directory (CoEvolution is one)."""
 
-    def _finish(self, stopped: str) -> RunResult:
-        if not self.inner.population:  # stopped before the first generation was scored
-            fail_run(self, stopped)  # writes summary.json, raises a clear error
-        final_best = self.inner.best()
-        last = None
-        held_back = self.budget.reserve > 0  # calls kept for this validation (budget.reserve_final)
-        self.budget.release_reserve()
-        self._read_ratings()
-        if stopped in ("completed", "timeout") or held_back:
-            try:
-                last = self.validate([final_best], "final", race=True)[final_best.id]
-                batch = self.batch(self.epoch, self.drawn)
-                div = self.meta.population_diversity(self.inner, batch)
-                self._archive(final_best, self.harness, last, div)
-            except BudgetExceeded as exc:
-                if stopped != "budget":
-                    stopped = "budget"
-                    self.emit(ev.BUDGET_EXHAUSTED, message=str(exc), budget=self.budget.snapshot())
-        entry = self.hopt.archive.best()
-        if entry is None and final_best.id in self.judge.rejected:
-            fail_run(self, stopped, rejected=sorted(self.judge.rejected))  # no acceptable policy
-        best = entry.policy if entry else final_best
-        best_s = entry.s_val if entry else float("nan")
-        confirmed = self._confirm(best)
-        if confirmed is not None and confirmed.returned != best.id:
-            best = self.policies[confirmed.returned]
-            best_s = self.validator.memo[best.id].s_val
-        summary = self.summary(stopped, best, best_s, last)
-        summary["adapter_effect"] = self._adapter_effect(best)
-        summary["per_meeting"] = self._per_meeting(best)
-        if self.run_dir is not None:
-            write_results(self, summary, best)
-        self.emit(ev.RUN_FINISHED, summary=summary)
-        return RunResult(best, best_s, summary)
+    @property
+    def components(self) -> Components: ...
 
-    def _per_meeting(self, returned: PolicyGenome) -> dict[str, Any] | None:
-        """The returned policy's s_val on each validation meeting next to the best seed's, and
-        the difference (selection and confirmation parts; the report draws them)."""
-        if self.initial is None:
-            return None
-        seed = self.initial[0]
-        rows = []
-        for part, validator in (("selection", self.validator), ("confirmation", self.confirmer)):
-            mine = validator.memo.get(returned.id) if validator else None
-            theirs = validator.memo.get(seed) if validator else None
-            if validator is None or mine is None or theirs is None:
-                continue
-            a, b = validator.row_s_vals(mine), validator.row_s_vals(theirs)
-            rows += [
-                {
-                    "instance_id": i.id,
-                    "part": part,
-                    "returned": a[i.id],
-                    "best_seed": b[i.id],
-                    "delta": a[i.id] - b[i.id],
-                }
-                for i in validator.instances
-                if i.id in a and i.id in b
-            ]
-        return {"returned": returned.id, "best_seed": seed, "rows": rows}
+    @property
+    def state(self) -> RunState: ...
 
-    def _confirm(self, winner: PolicyGenome) -> Confirmation | None:
-        """The selection winner against the best seed on the confirmation part."""
-        if self.confirmer is None or self.initial is None:
-            return None
-        seed = self.policies.get(self.initial[0])
-        if seed is None:
-            return None
-        todo = {winner.id, seed.id} - set(self.confirmer.memo)
-        if todo:
-            self.emit(
-                ev.VALIDATION_STARTED,
-                role="confirmation",
-                policies=len(todo),
-                instances=len(self.confirmer.instances),
-                race=False,
-            )
+    @property
+    def run_dir(self) -> Path | None: ...
+
+
+def finish(c: Components, s: RunState, stopped: str, run_dir: Path | None) -> RunResult:
+    """Validate the final best, confirm the selection winner, apply the return rule, build
+    the summary and write the results (into ``run_dir`` when there is one)."""
+    if not s.inner.population:  # stopped before the first generation was scored
+        fail_run(c, s, run_dir, stopped)  # writes summary.json, raises a clear error
+    final_best = s.inner.best()
+    last = None
+    held_back = c.budget.reserve > 0  # calls kept for this validation (budget.reserve_final)
+    c.budget.release_reserve()
+    read_ratings(c, s)
+    if stopped in ("completed", "timeout") or held_back:
         try:
-            rows, measure = self.meta.per_meeting(self.confirmer)  # what selection used
-            c = confirm(
-                self.confirmer,
-                winner,
-                seed,
-                self.cfg.validation.return_rule,
-                self.cfg.seed,
-                rows,
-                measure,
-            )
+            last = validate(c, s, [final_best], "final", race=True)[final_best.id]
+            batch = draw_batch(c, s, s.epoch, s.drawn)
+            div = c.meta.population_diversity(s.inner, batch)
+            archive(c, s, final_best, s.harness, last, div)
         except BudgetExceeded as exc:
-            self.emit(ev.WARNING, message=f"no confirmation (budget exhausted: {exc})")
-            return None
-        self.confirmation = c
-        self.emit(ev.CONFIRMATION, **c.to_json())
-        return c
-
-    def summary(
-        self,
-        stopped: str,
-        best: PolicyGenome,
-        best_s: float,
-        last: ValidationResult | None,
-    ) -> dict[str, Any]:
-        b = self.budget.snapshot()
-        init_id, init_s = self.initial or ("", float("nan"))
-        vs = self.validation_set
-        best_v = self.validator.memo.get(best.id)
-        return {
-            "stopped": stopped,
-            "initial_s_val": init_s,
-            "final_s_val": best_s,
-            "last_best_s_val": last.s_val if last else None,
-            "initial_policy": init_id,
-            "best_policy": best.id,
-            "final_aggregates": dict(best_v.aggregates) if best_v else {},
-            "initial_aggregates": dict(self.validator.memo[init_id].aggregates)
-            if init_id in self.validator.memo
-            else {},
-            "generations": self.inner.generation,
-            "outer_steps": self.outer_step,
-            "trial_generations": self.trial_generations,
-            "harness": self.harness.to_json(),
-            "validation": {
-                "source": vs.source,
-                "n": len(vs.selection),
-                "confirmation_n": len(vs.confirmation),
-                "confirmation_note": vs.confirmation_note,
-                "synthetic": vs.synthetic,
-                "truncation": self.validator.truncation,
-            },
-            "confirmation": self.confirmation.to_json() if self.confirmation else None,
-            "meta": self.meta.summary(self.hopt.archive, best),
-            "training": {
-                "real_pool": len(self.real_pool.instances),
-                "real_source": self.real_pool.source or None,
-                "real_share": self.harness.real_share,
-                "instances_seen": len(self.train_ids),
-            },
-            "racing": {
-                "raced_out": self.judge.raced_out,
-                "evaluations_saved": self.judge.race_saved,
-            },
-            "surrogate": self.surrogate.summary() if self.surrogate else None,
-            "distillations": self.distillations,
-            "rank_picture": unseen_correlations(
-                self.validator.memo, self.hopt.decisions, self.hopt.base.weights, self._rank_scores
-            ),
-            "operators": {k: v.as_dict() for k, v in sorted(self.inner.op_stats.items())},
-            "seed": self.cfg.seed,
-            "model": self.stack.backend.model_id,
-            # the teacher of the LLM-driven operators (operator_model); None: the agent model
-            "operator_model": (
-                self.operator_stack.backend.model_id
-                if self.operator_stack is not self.stack
-                else None
-            ),
-            "llm_calls": b["llm_calls"],
-            "prompt_tokens": b["prompt_tokens"],
-            "completion_tokens": b["completion_tokens"],
-            # what varies between an identical cold and warm run: the backend-level counters
-            "runtime": {k: b[k] for k in Budget.COUNTERS if k not in Budget.REQUEST_COUNTERS},
-            "wall_s": round(self.elapsed(), 2),
-        }
+            if stopped != "budget":
+                stopped = "budget"
+                c.emit(ev.BUDGET_EXHAUSTED, message=str(exc), budget=c.budget.snapshot())
+    entry = s.hopt.archive.best()
+    if entry is None and final_best.id in c.judge.rejected:
+        fail_run(c, s, run_dir, stopped, rejected=sorted(c.judge.rejected))  # none acceptable
+    best = entry.policy if entry else final_best
+    best_s = entry.s_val if entry else float("nan")
+    confirmed = confirm_winner(c, s, best)
+    if confirmed is not None and confirmed.returned != best.id:
+        best = s.policies[confirmed.returned]
+        best_s = c.validator.memo[best.id].s_val
+    summary = build_summary(c, s, stopped, best, best_s, last, confirmed)
+    summary["adapter_effect"] = adapter_effect(c, s, best)
+    summary["per_meeting"] = per_meeting(c, s, best)
+    if run_dir is not None:
+        write_run_files(run_dir, c, s, summary, best)
+    c.emit(ev.RUN_FINISHED, summary=summary)
+    return RunResult(best, best_s, summary)
 
 
-def write_results(co: Outcome, summary: dict[str, Any], best: PolicyGenome) -> None:
-    rd = co.run_dir
-    assert rd is not None
-    known = dict(co.policies)
-    for e in co.hopt.archive.entries:
+def per_meeting(c: Components, s: RunState, returned: PolicyGenome) -> dict[str, Any] | None:
+    """The returned policy's s_val on each validation meeting next to the best seed's, and
+    the difference (selection and confirmation parts; the report draws them)."""
+    if s.initial is None:
+        return None
+    seed = s.initial[0]
+    rows = []
+    for part, validator in (("selection", c.validator), ("confirmation", c.confirmer)):
+        mine = validator.memo.get(returned.id) if validator else None
+        theirs = validator.memo.get(seed) if validator else None
+        if validator is None or mine is None or theirs is None:
+            continue
+        a, b = validator.row_s_vals(mine), validator.row_s_vals(theirs)
+        rows += [
+            {
+                "instance_id": i.id,
+                "part": part,
+                "returned": a[i.id],
+                "best_seed": b[i.id],
+                "delta": a[i.id] - b[i.id],
+            }
+            for i in validator.instances
+            if i.id in a and i.id in b
+        ]
+    return {"returned": returned.id, "best_seed": seed, "rows": rows}
+
+
+def confirm_winner(c: Components, s: RunState, winner: PolicyGenome) -> Confirmation | None:
+    """The selection winner against the best seed on the confirmation part."""
+    if c.confirmer is None or s.initial is None:
+        return None
+    seed = s.policies.get(s.initial[0])
+    if seed is None:
+        return None
+    todo = {winner.id, seed.id} - set(c.confirmer.memo)
+    if todo:
+        c.emit(
+            ev.VALIDATION_STARTED,
+            role="confirmation",
+            policies=len(todo),
+            instances=len(c.confirmer.instances),
+            race=False,
+        )
+    try:
+        rows, measure = c.meta.per_meeting(c.confirmer)  # what selection used
+        result = confirm(
+            c.confirmer,
+            winner,
+            seed,
+            c.cfg.validation.return_rule,
+            c.cfg.seed,
+            rows,
+            measure,
+        )
+    except BudgetExceeded as exc:
+        c.emit(ev.WARNING, message=f"no confirmation (budget exhausted: {exc})")
+        return None
+    c.emit(ev.CONFIRMATION, **result.to_json())
+    return result
+
+
+def build_summary(
+    c: Components,
+    s: RunState,
+    stopped: str,
+    best: PolicyGenome,
+    best_s: float,
+    last: ValidationResult | None,
+    confirmation: Confirmation | None,
+) -> dict[str, Any]:
+    """summary.json (without ``adapter_effect`` and ``per_meeting``, added after)."""
+    b = c.budget.snapshot()
+    init_id, init_s = s.initial or ("", float("nan"))
+    vs = c.validation_set
+    best_v = c.validator.memo.get(best.id)
+    return {
+        "stopped": stopped,
+        "initial_s_val": init_s,
+        "final_s_val": best_s,
+        "last_best_s_val": last.s_val if last else None,
+        "initial_policy": init_id,
+        "best_policy": best.id,
+        "final_aggregates": dict(best_v.aggregates) if best_v else {},
+        "initial_aggregates": dict(c.validator.memo[init_id].aggregates)
+        if init_id in c.validator.memo
+        else {},
+        "generations": s.inner.generation,
+        "outer_steps": s.outer_step,
+        "trial_generations": s.trial_generations,
+        "harness": s.harness.to_json(),
+        "validation": {
+            "source": vs.source,
+            "n": len(vs.selection),
+            "confirmation_n": len(vs.confirmation),
+            "confirmation_note": vs.confirmation_note,
+            "synthetic": vs.synthetic,
+            "truncation": c.validator.truncation,
+        },
+        "confirmation": confirmation.to_json() if confirmation else None,
+        "meta": c.meta.summary(s.hopt.archive, best),
+        "training": {
+            "real_pool": len(c.real_pool.instances),
+            "real_source": c.real_pool.source or None,
+            "real_share": s.harness.real_share,
+            "instances_seen": len(s.train_ids),
+        },
+        "racing": {
+            "raced_out": c.judge.raced_out,
+            "evaluations_saved": c.judge.race_saved,
+        },
+        "surrogate": c.surrogate.summary() if c.surrogate else None,
+        "distillations": s.distillations,
+        "rank_picture": unseen_correlations(
+            c.validator.memo, s.hopt.decisions, s.hopt.base.weights, c.rank_scores
+        ),
+        "operators": {k: v.as_dict() for k, v in sorted(s.inner.op_stats.items())},
+        "seed": c.cfg.seed,
+        "model": c.stack.backend.model_id,
+        # the teacher of the LLM-driven operators (operator_model); None: the agent model
+        "operator_model": (
+            c.operator_stack.backend.model_id if c.operator_stack is not c.stack else None
+        ),
+        "llm_calls": b["llm_calls"],
+        "prompt_tokens": b["prompt_tokens"],
+        "completion_tokens": b["completion_tokens"],
+        # what varies between an identical cold and warm run: the backend-level counters
+        "runtime": {k: b[k] for k in Budget.COUNTERS if k not in Budget.REQUEST_COUNTERS},
+        "wall_s": round(elapsed(c, s), 2),
+    }
+
+
+def write_results(run: Run, summary: dict[str, Any], best: PolicyGenome) -> None:
+    """``write_run_files`` into ``run``'s directory."""
+    assert run.run_dir is not None
+    write_run_files(run.run_dir, run.components, run.state, summary, best)
+
+
+def write_run_files(
+    rd: Path, c: Components, s: RunState, summary: dict[str, Any], best: PolicyGenome
+) -> None:
+    """best/ (prompt, policy with its lineage, validation rows), archive.json, front.json
+    and summary.json, each written atomically, never through a link."""
+    known = dict(s.policies)
+    for e in s.hopt.archive.entries:
         known.setdefault(e.policy.id, e.policy)
-    v = co.validator.memo.get(best.id)
-    fit = co.inner.fitness.get(best.id)
+    v = c.validator.memo.get(best.id)
+    fit = s.inner.fitness.get(best.id)
     atomic_write(rd / "best" / "prompt.txt", best.render() + "\n", root=rd)
     policy_doc = {
         **best.to_json(),
@@ -214,58 +244,65 @@ def write_results(co: Outcome, summary: dict[str, Any], best: PolicyGenome) -> N
     atomic_write(rd / "best" / "policy.json", dumps_strict(policy_doc), root=rd)
     if v:
         atomic_write(rd / "best" / "validation.json", dumps_strict(list(v.per_instance)), root=rd)
-    atomic_write(rd / "archive.json", dumps_strict(co.hopt.archive.to_json()), root=rd)
-    atomic_write(rd / "front.json", dumps_strict(co.meta.front(co.hopt.archive)), root=rd)
+    atomic_write(rd / "archive.json", dumps_strict(s.hopt.archive.to_json()), root=rd)
+    atomic_write(rd / "front.json", dumps_strict(c.meta.front(s.hopt.archive)), root=rd)
     atomic_write(rd / "summary.json", dumps_strict(summary), root=rd)
 
 
-def fail_run(co: Outcome, stopped: str, rejected: list[str] | None = None) -> None:
+def fail_run(
+    c: Components,
+    s: RunState,
+    run_dir: Path | None,
+    stopped: str,
+    rejected: list[str] | None = None,
+) -> None:
     """The run has no policy to return: it stopped (budget) before its first generation was
     scored, or every policy broke the constitution (``rejected``). Write a summary that says so
     (no best/), emit ``run_failed`` and raise a clear error."""
-    inner = co.cfg.inner
-    exc_type: type[EvoTrainerError]
-    if rejected is not None:
-        rules = sorted({str(v).split(":")[0] for pid in rejected for v in co.judge.rejected[pid]})
-        msg = (
-            f"every policy broke the constitution ({len(rejected)} rejected; rules: "
-            f"{', '.join(rules) or 'see events.jsonl'}): there is no acceptable policy to return. "
-            "Look at the constitution_violation events; defences.extra_patterns and "
-            "defences.allow_private_data set what is refused."
-        )
-        exc_type = RunFailed
-    else:
-        need = inner.population * inner.tasks_per_generation
-        cap = co.cfg.budget.max_calls
-        msg = (
-            f"the run stopped ({stopped}) before its first generation was scored, so there is no "
-            f"policy to return: the first generation alone needs {need} LLM calls "
-            f"(inner.population x inner.tasks_per_generation) plus a validation"
-            + (
-                f", more than budget.max_calls={cap} allows. Raise budget.max_calls."
-                if cap
-                else "."
-            )
-        )
-        exc_type = BudgetExceeded
-    b = co.budget.snapshot()
+    msg, exc_type = _failure(c, stopped, rejected)
+    b = c.budget.snapshot()
     summary = {
         "stopped": "rejected" if rejected is not None else stopped,
         "error": msg,
         "initial_s_val": None,
         "final_s_val": None,
         "best_policy": None,
-        "generations": co.inner.generation,
-        "outer_steps": co.outer_step,
-        "seed": co.cfg.seed,
-        "model": co.stack.backend.model_id,
+        "generations": s.inner.generation,
+        "outer_steps": s.outer_step,
+        "seed": c.cfg.seed,
+        "model": c.stack.backend.model_id,
         "llm_calls": b["llm_calls"],
         "prompt_tokens": b["prompt_tokens"],
         "completion_tokens": b["completion_tokens"],
         "runtime": {k: v for k, v in b.items() if k not in ("llm_calls",)},
-        "wall_s": round(co.elapsed(), 2),
+        "wall_s": round(elapsed(c, s), 2),
     }
-    if co.run_dir is not None:
-        atomic_write(co.run_dir / "summary.json", dumps_strict(summary), root=co.run_dir)
-    co.emit(ev.RUN_FAILED, message=msg, summary=summary)
+    if run_dir is not None:
+        atomic_write(run_dir / "summary.json", dumps_strict(summary), root=run_dir)
+    c.emit(ev.RUN_FAILED, message=msg, summary=summary)
     raise exc_type(msg)
+
+
+def _failure(
+    c: Components, stopped: str, rejected: list[str] | None
+) -> tuple[str, type[EvoTrainerError]]:
+    """Why a run has no policy to return, and the error that says so."""
+    if rejected is not None:
+        rules = sorted({str(v).split(":")[0] for pid in rejected for v in c.judge.rejected[pid]})
+        msg = (
+            f"every policy broke the constitution ({len(rejected)} rejected; rules: "
+            f"{', '.join(rules) or 'see events.jsonl'}): there is no acceptable policy to return. "
+            "Look at the constitution_violation events; defences.extra_patterns and "
+            "defences.allow_private_data set what is refused."
+        )
+        return msg, RunFailed
+    inner = c.cfg.inner
+    need = inner.population * inner.tasks_per_generation
+    cap = c.cfg.budget.max_calls
+    msg = (
+        f"the run stopped ({stopped}) before its first generation was scored, so there is no "
+        f"policy to return: the first generation alone needs {need} LLM calls "
+        f"(inner.population x inner.tasks_per_generation) plus a validation"
+        + (f", more than budget.max_calls={cap} allows. Raise budget.max_calls." if cap else ".")
+    )
+    return msg, BudgetExceeded

@@ -1,37 +1,48 @@
 """Telemetry: the run's typed events. Observers consume them (console, events.jsonl, --json);
-one that raises is detached (run/events.py). Generation events, monitor alerts, constitution
-violations and the run's clock live here; algorithms never print."""
+one that raises is detached (run/events.py). ``Events`` (the observers) and ``Clock`` (the
+session's times, the expected calls) are components; the functions here emit what a step
+reports (generation events, monitor alerts, constitution violations, the estimate) and keep
+the run's clock; algorithms never print."""
 
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
+from evotrainer.errors import TimeLimitReached
 from evotrainer.loops.inner import PolicyOptimizer
 from evotrainer.run import events as ev
+from evotrainer.run.estimate import Progress, estimate_calls
 from evotrainer.types import Instance
+
+if TYPE_CHECKING:
+    from evotrainer.engine.components import Components
+    from evotrainer.engine.state import RunState
 
 Observer = Callable[[ev.Event], None]
 
 
-def _finite(x: float) -> float | None:
+def finite(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
 
-class Telemetry:
-    """The part of CoEvolution that emits events (a mixin: it reads the run's state)."""
+class Events:
+    """The run's observers; ``emit`` gives each an event (a raising one is detached)."""
 
-    observers: list[Observer]
-    elapsed_before: float
-    _t0: float
+    def __init__(self, observers: Sequence[Observer] = ()) -> None:
+        self.observers: list[Observer] = list(observers)
+        self._lock = threading.RLock()
 
     def emit(self, type_: str, **data: Any) -> None:
-        with self._emit_lock:  # concurrent trials emit from threads
+        with self._lock:  # concurrent trials emit from threads
             ev.notify(self.observers, ev.Event(type_, data))  # a raising observer is detached
 
-    def _on_violation(self, policy_id: str, violations: list[Any]) -> None:
+    def on_violation(self, policy_id: str, violations: list[Any]) -> None:
+        """A policy broke the constitution (FitnessJudge's ``on_violation``)."""
         self.emit(
             ev.CONSTITUTION,
             policy_id=policy_id,
@@ -39,110 +50,141 @@ class Telemetry:
             detail="; ".join(map(str, violations)),
         )
 
-    def _alerts(self, alerts: Sequence[Any]) -> None:
-        for a in alerts:
-            if a.kind == "component_saturated":
-                self._suspects.add(a.detail["saturated"])
-            self.emit(ev.ALERT, kind=a.kind, message=a.message, detail=dict(a.detail))
 
-    def _emit_generation(self, opt: PolicyOptimizer, batch: Sequence[Instance]) -> None:
-        from evotrainer.report.diversity import mean_pairwise_distance
+@dataclass
+class Clock:
+    """This process's times: ``t0`` (since the run was built or its state loaded; the run's
+    elapsed time adds the checkpoint's ``elapsed_s``), ``session_t0`` (since the estimate:
+    the ETA's pace and ``budget.max_wall_s``) and the expected calls (``progress``)."""
 
-        fits = [f for p in opt.population if math.isfinite(f := opt.fitness[p.id].fitness)]
-        best = opt.best()
-        self.emit(
-            ev.GENERATION,
-            generation=opt.generation,
-            best_fitness=max(fits) if fits else None,
-            mean_fitness=sum(fits) / len(fits) if fits else None,
-            rejected=len(opt.population) - len(fits),
-            best_policy=best.id,
-            best_components=dict(opt.fitness[best.id].components),
-            population=[
-                {
-                    "id": p.id,
-                    "fitness": _finite(opt.fitness[p.id].fitness),
-                    "operator": p.lineage.operator,
-                    "parents": list(p.lineage.parents),
-                }
-                for p in opt.population
-            ],
-            diversity=mean_pairwise_distance([p.render() for p in opt.population]),
-            harness=self.harness.to_json(),
-            operator_stats={k: v.as_dict() for k, v in opt.op_stats.items()},
-            batch_size=len(batch),
-            budget=self.budget.snapshot(),
-            threads=getattr(self.stack.backend, "n_threads", None),  # embedded model
-            elapsed_s=self.elapsed(),
-            total_generations=self.cfg.inner.generations,
-            last_s_val=self.hopt.s_val_history[-1] if self.hopt.s_val_history else None,
-            **self._eta(),
+    t0: float = field(default_factory=time.perf_counter)
+    session_t0: float | None = None
+    progress: Progress | None = None
+
+    def restart(self) -> None:
+        self.t0 = time.perf_counter()
+
+    def since_start(self) -> float:
+        return time.perf_counter() - self.t0
+
+    def session_seconds(self) -> float:
+        start = self.session_t0 if self.session_t0 is not None else self.t0
+        return time.perf_counter() - start
+
+
+def elapsed(c: Components, s: RunState) -> float:
+    """The run's seconds: those before the last resume plus this process's."""
+    return s.elapsed_before + c.clock.since_start()
+
+
+def alerts(c: Components, s: RunState, found: Sequence[Any]) -> None:
+    """The proxy-gap monitor's alerts as events; a saturated component becomes a suspect."""
+    for a in found:
+        if a.kind == "component_saturated":
+            s.suspects.add(a.detail["saturated"])
+        c.emit(ev.ALERT, kind=a.kind, message=a.message, detail=dict(a.detail))
+
+
+def emit_generation(
+    c: Components, s: RunState, opt: PolicyOptimizer, batch: Sequence[Instance]
+) -> None:
+    from evotrainer.report.diversity import mean_pairwise_distance
+
+    fits = [f for p in opt.population if math.isfinite(f := opt.fitness[p.id].fitness)]
+    best = opt.best()
+    c.emit(
+        ev.GENERATION,
+        generation=opt.generation,
+        best_fitness=max(fits) if fits else None,
+        mean_fitness=sum(fits) / len(fits) if fits else None,
+        rejected=len(opt.population) - len(fits),
+        best_policy=best.id,
+        best_components=dict(opt.fitness[best.id].components),
+        population=[
+            {
+                "id": p.id,
+                "fitness": finite(opt.fitness[p.id].fitness),
+                "operator": p.lineage.operator,
+                "parents": list(p.lineage.parents),
+            }
+            for p in opt.population
+        ],
+        diversity=mean_pairwise_distance([p.render() for p in opt.population]),
+        harness=s.harness.to_json(),
+        operator_stats={k: v.as_dict() for k, v in opt.op_stats.items()},
+        batch_size=len(batch),
+        budget=c.budget.snapshot(),
+        threads=getattr(c.stack.backend, "n_threads", None),  # embedded model
+        elapsed_s=elapsed(c, s),
+        total_generations=c.cfg.inner.generations,
+        last_s_val=s.hopt.s_val_history[-1] if s.hopt.s_val_history else None,
+        **eta(c),
+    )
+
+
+def emit_estimate(c: Components, s: RunState) -> None:
+    """Before the run (or its resume) goes on: the calls it is expected to make
+    (run/estimate.py); generation events then carry the ETA at the measured pace."""
+    vs = c.validation_set
+    est = estimate_calls(
+        c.cfg,
+        len(vs.selection),
+        len(vs.confirmation),
+        len(s.inner.seeds),
+        c.task.max_calls_per_rollout(),
+        len(getattr(c.validator.probe, "instances", ())),
+    )
+    spent = c.budget.snapshot()["llm_calls"]
+    c.clock.progress = Progress(max(est.total, spent), calls_at_start=spent)
+    c.clock.session_t0 = time.perf_counter()
+    c.emit(
+        ev.ESTIMATE,
+        **est.to_json(),
+        calls_spent=spent,
+        message=f"estimate: {est.describe()}"
+        + (f"; {spent} spent before this resume" if spent else ""),
+    )
+
+
+def eta(c: Components) -> dict[str, Any]:
+    """The generation event's time fields: the expected calls, the measured seconds per
+    call and the seconds left (None until enough calls were made)."""
+    progress = c.clock.progress
+    if progress is None or c.clock.session_t0 is None:
+        return {}
+    calls = c.budget.snapshot()["llm_calls"]
+    spent = time.perf_counter() - c.clock.session_t0
+    return {
+        "expected_calls": progress.expected_calls,
+        "s_per_call": progress.seconds_per_call(calls, spent),
+        "eta_s": progress.eta_s(calls, spent),
+    }
+
+
+def check_time(c: Components, s: RunState) -> None:
+    """``budget.max_wall_s``: raise TimeLimitReached once this session ran that long."""
+    limit = c.cfg.budget.max_wall_s
+    if limit is None:
+        return
+    spent = c.clock.session_seconds()
+    if spent >= limit:
+        raise TimeLimitReached(
+            f"time limit reached: {spent:.0f} s of {limit:g} s (budget.max_wall_s, "
+            f"--timeout) after generation {s.inner.generation}; the best policy is "
+            "validated and confirmed now"
         )
 
-    def _emit_estimate(self) -> None:
-        """Before the run (or its resume) goes on: the calls it is expected to make
-        (run/estimate.py); generation events then carry the ETA at the measured pace."""
-        from evotrainer.run.estimate import Progress, estimate_calls
 
-        vs = self.validation_set
-        est = estimate_calls(
-            self.cfg,
-            len(vs.selection),
-            len(vs.confirmation),
-            len(self.inner.seeds),
-            self.task.max_calls_per_rollout(),
-            len(getattr(self.validator.probe, "instances", ())),
-        )
-        spent = self.budget.snapshot()["llm_calls"]
-        self.progress = Progress(max(est.total, spent), calls_at_start=spent)
-        self._session_t0 = time.perf_counter()
-        self.emit(
-            ev.ESTIMATE,
-            **est.to_json(),
-            calls_spent=spent,
-            message=f"estimate: {est.describe()}"
-            + (f"; {spent} spent before this resume" if spent else ""),
-        )
-
-    def _eta(self) -> dict[str, Any]:
-        """The generation event's time fields: the expected calls, the measured seconds per
-        call and the seconds left (None until enough calls were made)."""
-        progress = getattr(self, "progress", None)
-        if progress is None:
-            return {}
-        calls = self.budget.snapshot()["llm_calls"]
-        spent = time.perf_counter() - self._session_t0
-        return {
-            "expected_calls": progress.expected_calls,
-            "s_per_call": progress.seconds_per_call(calls, spent),
-            "eta_s": progress.eta_s(calls, spent),
-        }
-
-    def _check_time(self) -> None:
-        """``budget.max_wall_s``: raise TimeLimitReached once this session ran that long."""
-        limit = self.cfg.budget.max_wall_s
-        if limit is None:
-            return
-        spent = time.perf_counter() - getattr(self, "_session_t0", self._t0)
-        if spent >= limit:
-            from evotrainer.errors import TimeLimitReached
-
-            raise TimeLimitReached(
-                f"time limit reached: {spent:.0f} s of {limit:g} s (budget.max_wall_s, "
-                f"--timeout) after generation {self.inner.generation}; the best policy is "
-                "validated and confirmed now"
-            )
-
-    def _watch_generation(self) -> None:
-        if self.monitor is None:
-            return
-        best = self.inner.best()
-        fit = self.inner.fitness[best.id]
-        self._alerts(
-            self.monitor.observe_generation(
-                self.inner.generation, fit.fitness, fit.components, self.harness.weights
-            )
-        )
-
-    def elapsed(self) -> float:
-        return self.elapsed_before + (time.perf_counter() - self._t0)
+def watch_generation(c: Components, s: RunState) -> None:
+    """The proxy-gap monitor's look at the generation's best (alerts, when it is on)."""
+    if c.monitor is None:
+        return
+    best = s.inner.best()
+    fit = s.inner.fitness[best.id]
+    alerts(
+        c,
+        s,
+        c.monitor.observe_generation(
+            s.inner.generation, fit.fitness, fit.components, s.harness.weights
+        ),
+    )

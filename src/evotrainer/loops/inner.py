@@ -200,7 +200,7 @@ class PolicyOptimizer:
         twin.seen = set(self.seen)
         twin.op_stats = {k: copy.copy(v) for k, v in self.op_stats.items()}
         twin.resources = copy.copy(self.resources)
-        twin.moves = []  # the neighbour queue is the main line's (see OuterStep._outer_step)
+        twin.moves = []  # the neighbour queue is the main line's (see engine/outer_step.py)
         twin.pending = []
         return twin
 

@@ -1,0 +1,65 @@
+"""Serving distilled LoRA adapters (engine/distill_step.py): one metered, cached client per
+adapter, made on first use from the run directory's ``adapters/`` (its file verified by hash
+before llama.cpp loads it); and the start-up check that distillation can run here."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from evotrainer.config import RunConfig
+from evotrainer.errors import ConfigError
+from evotrainer.llm.base import LLMClient
+from evotrainer.llm.budget import Budget
+
+
+class AdapterServer:
+    """The clients of a run's adapters (``Evaluator.adapters`` asks it for one by sha256).
+    ``run_dir``: the run's directory once ``run()`` opened it; ``root``: the one a resume reads
+    adapters from before that."""
+
+    def __init__(self, cfg: RunConfig, budget: Budget) -> None:
+        self.cfg = cfg
+        self.budget = budget
+        self.run_dir: Path | None = None
+        self.root: Path | None = None
+        self._clients: dict[str, LLMClient] = {}
+        self._lock = threading.Lock()
+
+    def directory(self) -> Path:
+        root = self.run_dir or self.root
+        if root is None:
+            raise ConfigError("distillation writes its adapters to a run directory: pass one")
+        return Path(root) / "adapters"
+
+    def __call__(self, sha: str) -> LLMClient:
+        """The metered, cached client of adapter ``sha`` (one llama.cpp model per adapter,
+        made on first use; its file is verified by hash before llama.cpp loads it)."""
+        with self._lock:
+            client = self._clients.get(sha)
+            if client is None:
+                from evotrainer.distill.adapter_file import adapter_file_name
+                from evotrainer.distill.serve import embedded_with_adapter
+                from evotrainer.llm.spec import build_stack
+
+                path = self.directory() / adapter_file_name(sha)
+                backend = embedded_with_adapter(path, sha, self.cfg.model, self.cfg.seed)
+                stack = build_stack(backend, self.cfg.cache, self.budget)
+                client = self._clients[sha] = stack.client
+            return client
+
+
+def check_distill(cfg: RunConfig) -> None:
+    """Refuse at start-up what distillation cannot do here (the missing extra, a model
+    server instead of the embedded model)."""
+    if not cfg.distill.enabled:
+        return
+    from evotrainer.distill.extra import installed, require
+
+    if not installed():  # cheap at start-up; the imports happen when it trains
+        require("distillation (distill.enabled)")
+    if not cfg.model.spec.startswith("local:"):
+        raise ConfigError(
+            "distill.enabled needs the embedded model (model.spec local:...): the adapter "
+            f"is trained on and served by it, not by {cfg.model.spec!r}"
+        )

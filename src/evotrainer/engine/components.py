@@ -1,0 +1,372 @@
+"""The run's components, built once from its RunConfig: the task, the LLM stacks, the
+evaluator, the validation set and the training pool, the defences, the validators, the
+meta-judge, the event sink and the clock. ``Components`` is frozen: a step may use a component
+(some keep memos: the evaluator's rollouts, the validator's results), never swap one. What the
+run changes step by step is the RunState (engine/state.py).
+
+``build_components`` also checks that the config names only what exists. The order of
+construction is the order of the random streams' first use; keep it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from evotrainer.config import RunConfig
+from evotrainer.defences.constitution import Constitution
+from evotrainer.defences.learned import LearnedDefences
+from evotrainer.defences.monitor import ProxyGapMonitor
+from evotrainer.defences.robustness import RobustnessProbe
+from evotrainer.engine.adapters import AdapterServer
+from evotrainer.engine.rank_scores import RankScores
+from evotrainer.engine.telemetry import Clock, Events, Observer
+from evotrainer.errors import ConfigError, DataError
+from evotrainer.evaluation.error_rate import ErrorRateGuard
+from evotrainer.evaluation.evaluator import Evaluator
+from evotrainer.evaluation.fitness import FitnessJudge, input_text
+from evotrainer.evaluation.meta_judge import MetaJudge
+from evotrainer.evaluation.runner import Runner, runner_for
+from evotrainer.evaluation.surrogate import FitnessSurrogate
+from evotrainer.evaluation.validation import Validator
+from evotrainer.harness.genome import HarnessBounds, HarnessGenome
+from evotrainer.harness.reference import reference_components
+from evotrainer.harness.training_set import BatchSource, RealPool, load_real_pool
+from evotrainer.llm.base import LLMClient, SamplingParams
+from evotrainer.llm.budget import Budget
+from evotrainer.llm.spec import LLMStack, build_backend, build_stack
+from evotrainer.llm.teacher import build_operator_stack
+from evotrainer.operators.fewshot import cut_to_tokens
+from evotrainer.operators.registry import OPERATORS
+from evotrainer.run import events as ev
+from evotrainer.run.data_identity import instances_sha256
+from evotrainer.run.tracking import Tracker, build_tracker
+from evotrainer.run.validation_set import (
+    ValidationSet,
+    announce,
+    check_s_val_weights,
+    resolve_validation,
+)
+from evotrainer.tasks.base import Task, TaskGenerator
+from evotrainer.tasks.registry import build_task, task_default
+from evotrainer.tasks.tabular import is_data, load_data
+from evotrainer.types import Instance
+
+TERMINAL = ("defences", "terminal_data")
+Note = tuple[str, dict[str, Any]]  # an event to emit once run() starts
+
+
+@dataclass(frozen=True)
+class Components:
+    """What a run is made of (built from its config by ``build_components``)."""
+
+    cfg: RunConfig
+    events: Events
+    clock: Clock
+    task: Task
+    stack: LLMStack
+    operator_stack: LLMStack  # the operators' model (a teacher); ``stack`` unless set
+    tracker: Tracker | None
+    sampling: SamplingParams
+    evaluator: Evaluator
+    generator: TaskGenerator
+    validation_set: ValidationSet
+    held_out: frozenset[str]  # every validation instance id: never in a training signal
+    real_pool: RealPool
+    batches: BatchSource
+    constitution: Constitution
+    terminal_pool: list[Instance]
+    judge: FitnessJudge
+    monitor: ProxyGapMonitor | None
+    surrogate: FitnessSurrogate | None
+    learned: LearnedDefences
+    validator: Validator  # the selection part
+    confirmer: Validator | None  # the confirmation part
+    base_harness: HarnessGenome  # the config's harness
+    bounds: HarnessBounds
+    harness_space: tuple[str, ...]  # the reward components the outer loop may weigh
+    meta: MetaJudge
+    reference_examples: list[str]  # few-shot candidates from the training pool's references
+    rank_scores: RankScores
+    adapters: AdapterServer
+
+    @property
+    def budget(self) -> Budget:
+        return self.stack.budget
+
+    def emit(self, type_: str, **data: Any) -> None:
+        self.events.emit(type_, **data)
+
+    @cached_property
+    def data_sha256(self) -> dict[str, str]:
+        """The sha256 of each part of the data (validation selection and confirmation, real
+        training pool, terminal-reward pool), computed once."""
+        vs = self.validation_set
+        return {
+            "selection": instances_sha256(vs.selection),
+            "confirmation": instances_sha256(vs.confirmation),
+            "training": instances_sha256(self.real_pool.instances),
+            "terminal": instances_sha256(self.terminal_pool),
+        }
+
+    def data_sources(self) -> dict[str, str]:
+        vs = self.validation_set
+        terminal = self.cfg.defences.terminal_data
+        return {
+            "selection": vs.source,
+            "confirmation": vs.source,
+            "training": self.real_pool.source,
+            "terminal": terminal or "synthetic",
+        }
+
+
+def build_components(
+    config: RunConfig,
+    task: Task | None = None,
+    llm: LLMClient | None = None,
+    observers: Sequence[Observer] = (),
+    validation: Sequence[Instance] | None = None,
+    runner: Runner | None = None,
+    operator_llm: LLMClient | None = None,
+) -> tuple[Components, list[Note]]:
+    """The components of a run of ``config`` and the notes (warnings) to emit when it starts.
+    ``task``, ``llm``, ``validation``, ``runner`` and ``operator_llm`` replace what the config
+    would build (CoEvolution's arguments)."""
+    notes: list[Note] = []
+    clock = Clock()
+    events = Events(observers)
+    task = task or build_task(config.task)
+    budget = Budget(max_calls=config.budget.max_calls, max_tokens=config.budget.max_tokens)
+    ray = config.ray if config.runner == "ray" else None
+    backend = llm or build_backend(config.model, seed=config.seed, ray=ray)
+    stack = build_stack(backend, config.cache, budget)
+    operator_stack = build_operator_stack(config, stack, operator_llm)  # same budget and cache
+    tracker = build_tracker(config.tracking)  # its extra imported now (or an error)
+    sampling = SamplingParams(
+        temperature=config.model.temperature, max_tokens=config.model.max_tokens, seed=config.seed
+    )
+    evaluator = Evaluator(
+        task,
+        stack.client,
+        sampling,
+        runner or runner_for(stack.client, config.runner),
+        guard=ErrorRateGuard.from_config(config.budget),
+    )
+    evaluator.components.update(
+        reference_components(task.validation_metric(), config.harness.reference_components)
+    )
+    generator = task.generator()
+    if validation is None:
+        vset = resolve_validation(task, config.validation, config.seed, columns=config.data_columns)
+    else:
+        vset = resolve_validation(task, config.validation, config.seed, list(validation))
+    notes += [(ev.WARNING, {"message": w}) for w in vset.warnings]
+    # no validation instance (selection or confirmation) may reach a training signal
+    held_out = frozenset(i.id for i in vset.instances)
+    real_pool = load_real_pool(
+        task,
+        config.harness.real_data,
+        held_out,
+        lambda inst: input_text(task, inst),
+        config.data_columns,
+    )
+    d = config.defences
+    constitution = Constitution(
+        enabled=d.constitution,
+        allow_private_data=d.allow_private_data,
+        extra_patterns=tuple(d.extra_patterns),
+        output_rules=task.constitution_rules(),
+    )
+    # real meetings for training-side signals (never the validation set)
+    use_pool = d.terminal_share > 0 or d.learned_reward
+    pool = terminal_pool(config, task, held_out, notes) if use_pool else []
+    judge = FitnessJudge(
+        task,
+        evaluator,
+        constitution,
+        config.inner.reflect_examples,
+        terminal_share=d.terminal_share,
+        terminal_pool=pool if d.terminal_share > 0 else (),
+        terminal_sample=d.terminal_sample,
+        s_val_weights=config.outer.s_val_weights,
+        seed=config.seed,
+        on_violation=events.on_violation,
+        race_first=config.inner.race_first,
+        race_margin=config.inner.race_margin,
+    )
+    sg = config.surrogate
+    learned = LearnedDefences(
+        evaluator,
+        d.discriminator,
+        d.learned_reward,
+        dict(config.outer.s_val_weights),
+        config.seed,
+        exclude_ids=sorted(held_out),
+        pool=pool,
+    )
+    validator, confirmer = _validators(config, task, evaluator, vset)
+    if config.budget.max_calls is not None and config.budget.reserve_final:
+        cost = (
+            len(vset.selection)
+            + len(getattr(validator.probe, "instances", ()))
+            + 2 * len(vset.confirmation)
+        ) * task.max_calls_per_rollout()
+        budget.reserve = min(cost, config.budget.max_calls // 2)
+    h = config.harness
+    base = HarnessGenome(
+        h.difficulty, h.weights, h.task_mix, h.real_share if real_pool.instances else 0.0
+    )
+    bounds = HarnessBounds(
+        h.difficulty_bounds[0],
+        h.difficulty_bounds[1],
+        h.weight_max,
+        h.real_share_bounds[0],
+        h.real_share_bounds[1],
+    )
+    check_components(config, set(evaluator.components), base, task, vset)
+    learned_names = [n for n in ("discriminator", "learned") if n in evaluator.components]
+    space = tuple(sorted(set(base.weights) | set(h.switchable) | set(learned_names)))
+    # the meta-objective vector; the archive ranks by its meta score (people's ratings too)
+    meta = MetaJudge(config.meta, validator, evaluator, config.outer.s_val_weights)
+    c = Components(
+        cfg=config,
+        events=events,
+        clock=clock,
+        task=task,
+        stack=stack,
+        operator_stack=operator_stack,
+        tracker=tracker,
+        sampling=sampling,
+        evaluator=evaluator,
+        generator=generator,
+        validation_set=vset,
+        held_out=held_out,
+        real_pool=real_pool,
+        batches=BatchSource(generator, real_pool.instances),
+        constitution=constitution,
+        terminal_pool=pool,
+        judge=judge,
+        monitor=ProxyGapMonitor(window=d.monitor_window) if d.monitor else None,
+        surrogate=(
+            FitnessSurrogate(
+                config.seed, sg.min_train, sg.min_spearman, sg.margin, sg.explore, sg.window
+            )
+            if sg.enabled
+            else None
+        ),
+        learned=learned,
+        validator=validator,
+        confirmer=confirmer,
+        base_harness=base,
+        bounds=bounds,
+        harness_space=space,
+        meta=meta,
+        reference_examples=reference_examples(config, task, real_pool.instances),
+        rank_scores=RankScores(task, evaluator, validator, real_pool, learned, config.seed),
+        adapters=AdapterServer(config, budget),
+    )
+    return c, notes
+
+
+def _validators(
+    config: RunConfig, task: Task, evaluator: Evaluator, vset: ValidationSet
+) -> tuple[Validator, Validator | None]:
+    """The selection part's validator (with the robustness probe) and the confirmation
+    part's (None without one)."""
+    truncation = config.task.truncation_note()
+    validator = Validator(
+        task,
+        evaluator,
+        vset.selection,
+        config.outer.s_val_weights,
+        vset.source,
+        truncation=truncation,
+        probe=robustness_probe(config, task, evaluator),
+    )
+    confirmer = (
+        Validator(
+            task,
+            evaluator,
+            vset.confirmation,
+            config.outer.s_val_weights,
+            vset.source + " (confirmation)",
+            truncation=truncation,
+        )
+        if vset.confirmation
+        else None
+    )
+    return validator, confirmer
+
+
+def reference_examples(config: RunConfig, task: Task, pool: Sequence[Instance]) -> list[str]:
+    """Few-shot candidates from the human references of the real training pool (cut)."""
+    out = []
+    for inst in pool:
+        text = task.reference_example(inst)
+        cut = cut_to_tokens(text, config.inner.example_tokens) if text else None
+        if cut:
+            out.append(cut)
+    return out
+
+
+def check_components(
+    cfg: RunConfig, known: set[str], base: HarnessGenome, task: Task, vset: ValidationSet
+) -> None:
+    """The config names only reward components, s_val keys and operators that exist."""
+    for key, names in (
+        ("harness.weights", list(base.weights)),
+        ("harness.switchable", cfg.harness.switchable),
+    ):
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise ConfigError(
+                f"{key}: unknown reward component(s) {unknown}; known: {sorted(known)}"
+            )
+    probe_keys = ["robustness"] if cfg.defences.robustness_probe else []
+    check_s_val_weights(cfg.outer.s_val_weights, task, vset.instances, probe_keys)
+    unknown_ops = sorted(set(cfg.inner.operators or {}) - set(OPERATORS))
+    if unknown_ops:
+        raise ConfigError(
+            f"inner.operators: unknown operator(s) {unknown_ops}; known: {sorted(OPERATORS)}"
+        )
+
+
+def robustness_probe(cfg: RunConfig, task: Task, evaluator: Evaluator) -> RobustnessProbe | None:
+    n = cfg.defences.robustness_probe
+    if n == 0:
+        return None
+    hostile = task.hostile_instances(n, cfg.seed)
+    if not hostile:
+        raise ConfigError(
+            f"defences.robustness_probe: task {task.name!r} cannot make hostile inputs"
+        )
+    return RobustnessProbe(task, evaluator, hostile)
+
+
+def terminal_pool(
+    cfg: RunConfig, task: Task, held_out: frozenset[str], notes: list[Note]
+) -> list[Instance]:
+    """Real instances for training-side signals (the terminal reward, the learned reward;
+    never a validation instance), or synthetic ones when the task's default file is absent
+    (a note says so)."""
+    path = cfg.defences.terminal_data
+    if path and is_data(path):
+        loaded = load_data(task, path, cfg.data_columns)
+        return [i for i in loaded if i.id not in held_out]
+    if path and (Path(path).exists() or path != task_default(task.name, *TERMINAL)):
+        raise DataError(
+            f"defences.terminal_data {path}: not found or not a file. A file you name must "
+            "exist (only the task's default falls back to synthetic instances); set it to "
+            "null for synthetic ones."
+        )
+    message = (
+        f"the task's default terminal reward pool {path!r} not found (no data named)"
+        if path
+        else "no terminal reward pool (defences.terminal_data)"
+    ) + ": using synthetic instances (held out from training) instead"
+    if path:
+        announce(message)
+    notes.append((ev.WARNING, {"message": message}))
+    return task.synthetic_validation(8, cfg.seed + 7919)
