@@ -26,6 +26,7 @@ from evotrainer.llm.base import LLMClient
 from evotrainer.llm.budget import Budget
 from evotrainer.llm.fakes import FunctionLLM
 from evotrainer.llm.spec import LLMStack, build_backend, build_stack
+from evotrainer.run.validation_set import spread  # noqa: F401 - the engine's, used as C.spread
 from evotrainer.tasks.meetings.fake import minutes_llm, plausible_minutes  # noqa: F401
 from evotrainer.tasks.meetings.render import estimate_tokens
 from evotrainer.tasks.meetings.task import MeetingTask
@@ -63,14 +64,6 @@ def count_lines(path: str | None, default: int) -> int:
 class Split:
     instances: list[Instance]
     info: dict[str, Any]
-
-
-def spread(items: Sequence[Any], n: int, offset: int = 0) -> list[Any]:
-    """``n`` items spread evenly over ``items`` (deterministic), starting at ``offset``."""
-    if n >= len(items):
-        return list(items)
-    step = len(items) / n
-    return [items[(offset + int(i * step)) % len(items)] for i in range(n)]
 
 
 def load_split(

@@ -4,6 +4,9 @@ confidence interval (percentile method, meetings resampled with replacement).
 Two policies scored on the same meetings are compared meeting by meeting: the spread of the
 scores *between* meetings (some meetings are easy for every prompt) cancels out, and what is
 left is the spread of the differences, which is what decides whether an improvement is real.
+The interval is the engine's (``evotrainer.evaluation.paired.bootstrap_interval``), from this
+file's fixed seed; what is added here is the benchmarks' view (several runs per method, the
+seeds resampled too).
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ from typing import Any
 
 import numpy as np
 
-N_RESAMPLES = 10_000
+from evotrainer.evaluation.paired import RESAMPLES, bootstrap_interval
+
+N_RESAMPLES = RESAMPLES
 SEED = 20_251_130  # fixed: the same intervals on every rerun
 LEVEL = 0.95
 
@@ -44,16 +49,7 @@ def paired_bootstrap(
     }
     if d.size == 0:
         return out
-    mean = float(d.mean())
-    if np.ptp(d) == 0.0:  # degenerate: every resample has the same mean
-        lo = hi = float(d[0])
-        mean = float(d[0])
-    else:
-        rng = np.random.default_rng(seed)
-        idx = rng.integers(0, d.size, size=(n_resamples, d.size))
-        means = d[idx].mean(axis=1)
-        alpha = (1.0 - level) / 2.0
-        lo, hi = (float(x) for x in np.quantile(means, [alpha, 1.0 - alpha]))
+    mean, lo, hi = bootstrap_interval(d, n_resamples, seed, level)
     out.update(mean=mean, lo=lo, hi=hi)
     return out
 

@@ -530,11 +530,8 @@ def eval_(
 
     from evotrainer.config import load_config
     from evotrainer.evaluation import eval_report
-    from evotrainer.evaluation.error_rate import ErrorRateGuard
-    from evotrainer.evaluation.evaluator import Evaluator
-    from evotrainer.evaluation.runner import runner_for
+    from evotrainer.evaluation.from_config import evaluator_from_config
     from evotrainer.evaluation.validation import Validator
-    from evotrainer.llm.base import SamplingParams
     from evotrainer.llm.budget import Budget
     from evotrainer.llm.spec import build_backend, build_stack
     from evotrainer.policy.genome import PolicyGenome
@@ -556,16 +553,7 @@ def eval_(
         check_s_val_weights(cfg.outer.s_val_weights, task, instances)
         ray = cfg.ray if cfg.runner == "ray" else None
         stack = build_stack(build_backend(cfg.model, cfg.seed, ray=ray), cfg.cache, Budget())
-        sampling = SamplingParams(
-            cfg.model.temperature, max_tokens=cfg.model.max_tokens, seed=cfg.seed
-        )
-        evaluator = Evaluator(
-            task,
-            stack.client,
-            sampling,
-            runner_for(stack.client, cfg.runner),
-            guard=ErrorRateGuard.from_config(cfg.budget),
-        )
+        evaluator = evaluator_from_config(cfg, task, stack.client)
         trunc = cfg.task.truncation_note() or "none"
         validator = Validator(task, evaluator, instances, cfg.outer.s_val_weights, str(data), trunc)
         t0 = time.perf_counter()

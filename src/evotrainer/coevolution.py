@@ -59,6 +59,7 @@ from evotrainer.engine.validate import promise, validate_generation
 from evotrainer.errors import BudgetExceeded, EvoTrainerError, TimeLimitReached
 from evotrainer.evaluation.evaluator import Evaluator
 from evotrainer.evaluation.runner import Runner
+from evotrainer.evaluation.surrogate import FitnessSurrogate
 from evotrainer.evaluation.validation import Validator
 from evotrainer.harness.genome import HarnessGenome
 from evotrainer.harness.training_set import RealPool
@@ -362,6 +363,10 @@ class CoEvolution:
     @property
     def learned(self) -> LearnedDefences:
         return self.components.learned
+
+    @property
+    def surrogate(self) -> FitnessSurrogate | None:
+        return self.components.surrogate
 
     @property
     def observers(self) -> list[Observer]:

@@ -24,15 +24,14 @@ from evotrainer.engine.adapters import AdapterServer
 from evotrainer.engine.rank_scores import RankScores
 from evotrainer.engine.telemetry import Clock, Events, Observer
 from evotrainer.errors import ConfigError, DataError
-from evotrainer.evaluation.error_rate import ErrorRateGuard
 from evotrainer.evaluation.evaluator import Evaluator
 from evotrainer.evaluation.fitness import FitnessJudge, input_text
+from evotrainer.evaluation.from_config import evaluator_from_config
 from evotrainer.evaluation.meta_judge import MetaJudge
-from evotrainer.evaluation.runner import Runner, runner_for
+from evotrainer.evaluation.runner import Runner
 from evotrainer.evaluation.surrogate import FitnessSurrogate
 from evotrainer.evaluation.validation import Validator
 from evotrainer.harness.genome import HarnessBounds, HarnessGenome
-from evotrainer.harness.reference import reference_components
 from evotrainer.harness.training_set import BatchSource, RealPool, load_real_pool
 from evotrainer.llm.base import LLMClient, SamplingParams
 from evotrainer.llm.budget import Budget
@@ -144,19 +143,7 @@ def build_components(
     stack = build_stack(backend, config.cache, budget)
     operator_stack = build_operator_stack(config, stack, operator_llm)  # same budget and cache
     tracker = build_tracker(config.tracking)  # its extra imported now (or an error)
-    sampling = SamplingParams(
-        temperature=config.model.temperature, max_tokens=config.model.max_tokens, seed=config.seed
-    )
-    evaluator = Evaluator(
-        task,
-        stack.client,
-        sampling,
-        runner or runner_for(stack.client, config.runner),
-        guard=ErrorRateGuard.from_config(config.budget),
-    )
-    evaluator.components.update(
-        reference_components(task.validation_metric(), config.harness.reference_components)
-    )
+    evaluator = evaluator_from_config(config, task, stack.client, runner, references=True)
     generator = task.generator()
     if validation is None:
         vset = resolve_validation(task, config.validation, config.seed, columns=config.data_columns)
@@ -238,7 +225,7 @@ def build_components(
         stack=stack,
         operator_stack=operator_stack,
         tracker=tracker,
-        sampling=sampling,
+        sampling=evaluator.sampling,
         evaluator=evaluator,
         generator=generator,
         validation_set=vset,

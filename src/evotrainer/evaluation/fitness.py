@@ -23,6 +23,7 @@ from typing import Any
 
 from evotrainer.defences.constitution import Constitution, Violation
 from evotrainer.evaluation.evaluator import Evaluator, PolicyFitness
+from evotrainer.evaluation.racing import Racing
 from evotrainer.evaluation.validation import Validator
 from evotrainer.harness.genome import HarnessGenome
 from evotrainer.policy.genome import PolicyGenome
@@ -61,8 +62,7 @@ class FitnessJudge:
         self.s_val_weights = dict(s_val_weights or {"rougeL": 0.5, "action_item_f1": 0.5})
         self.seed = seed
         self.on_violation = on_violation
-        self.race_first = race_first
-        self.race_margin = race_margin
+        self.racing = Racing(race_first, race_margin)  # evaluation/racing.py
         self.rejected: dict[str, list[Violation]] = {}
         self._terminal: dict[int, Validator] = {}
         self.raced_out = 0  # candidates stopped early, in all
@@ -86,7 +86,7 @@ class FitnessJudge:
         out = {}
         for p in policies:
             if p.id in estimates:
-                first = batch[: self.race_first]
+                first = self.racing.head(batch)
                 fit = self.evaluator.fitness(
                     p.id, first, harness.weights, self.reflect_examples, instance_weights
                 )
@@ -122,9 +122,9 @@ class FitnessJudge:
     ) -> dict[str, float]:
         """Evaluate ``policies`` on the batch, racing; returns the estimates of those stopped
         early (the rest are evaluated on the whole batch)."""
-        k = self.race_first
+        k = self.racing.first
         new = [p for p in policies if p.id not in {i.id for i in incumbents}]
-        if k <= 0 or len(batch) <= k or not incumbents or survivors <= 0 or not new:
+        if not self.racing.applies(len(batch)) or not incumbents or survivors <= 0 or not new:
             self.evaluator.evaluate(policies, batch)
             return {}
         w, iw = harness.weights, instance_weights
@@ -139,7 +139,7 @@ class FitnessJudge:
         ranked = sorted(full.values(), reverse=True)
         cutoff = ranked[min(survivors, len(ranked)) - 1]
         ref = max(full, key=lambda pid: (full[pid], pid))
-        first = batch[:k]
+        first = self.racing.head(batch)
         self.evaluator.evaluate(new, first)
         ref_first = self.evaluator.fitness(ref, first, w, instance_weights=iw).fitness
         estimates = {}
@@ -147,7 +147,7 @@ class FitnessJudge:
         for p in new:
             est = full[ref] + self.evaluator.fitness(p.id, first, w, instance_weights=iw).fitness
             est -= ref_first
-            if est >= cutoff - self.race_margin:
+            if self.racing.goes_on(est, cutoff):
                 promoted.append(p)
             else:
                 estimates[p.id] = est

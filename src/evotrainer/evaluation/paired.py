@@ -6,6 +6,10 @@ one hopes to find; comparing the two on the *same* instances removes the variati
 themselves bring, and the interval says how much is left. The interval is the percentile
 bootstrap over instances (resampled with replacement, a fixed seed: the same data give the same
 interval).
+
+``bootstrap_interval`` is the one bootstrap of the project: the run's confirmation, ``evotrainer
+eval``'s comparison to the first policy and the benchmarks' paired differences
+(benchmarks/stats.py) all call it, each with its own seed.
 """
 
 from __future__ import annotations
@@ -39,18 +43,31 @@ class PairedDifference:
         return f"{self.mean:+.3f} [95% CI {self.lo:+.3f}, {self.hi:+.3f}] over {self.n}"
 
 
+def bootstrap_interval(
+    values: np.ndarray, resamples: int = RESAMPLES, seed: int = 0, level: float = 0.95
+) -> tuple[float, float, float]:
+    """The mean of ``values`` and the ``level`` percentile-bootstrap interval of it (values
+    resampled with replacement, ``resamples`` times, from ``seed``). NaN without values; when
+    every value is the same, the mean and both ends are that value exactly."""
+    n = len(values)
+    if n == 0:
+        return float("nan"), float("nan"), float("nan")
+    if np.ptp(values) == 0.0:  # degenerate: every resample has the same mean
+        v = float(values[0])
+        return v, v, v
+    rng = np.random.default_rng(seed)
+    means = values[rng.integers(0, n, size=(resamples, n))].mean(axis=1)
+    alpha = (1.0 - level) / 2.0
+    lo, hi = np.quantile(means, [alpha, 1.0 - alpha])
+    return float(values.mean()), float(lo), float(hi)
+
+
 def bootstrap_mean(
     values: np.ndarray, resamples: int = RESAMPLES, seed: int = 0, level: float = 0.95
 ) -> tuple[float, float]:
-    """Percentile-bootstrap interval of the mean of ``values``."""
-    n = len(values)
-    if n == 0:
-        return float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
-    means = values[rng.integers(0, n, size=(resamples, n))].mean(axis=1)
-    tail = (1 - level) / 2 * 100
-    lo, hi = np.percentile(means, [tail, 100 - tail])
-    return float(lo), float(hi)
+    """Percentile-bootstrap interval of the mean of ``values`` (``bootstrap_interval``)."""
+    _, lo, hi = bootstrap_interval(values, resamples, seed, level)
+    return lo, hi
 
 
 def paired_difference(
@@ -59,7 +76,5 @@ def paired_difference(
     """a - b on the instances both have a score for (instance id -> score)."""
     shared = sorted(set(a) & set(b))
     d = np.array([a[i] - b[i] for i in shared], dtype=float)
-    if len(d) == 0:
-        return PairedDifference(float("nan"), float("nan"), float("nan"), 0)
-    lo, hi = bootstrap_mean(d, resamples, seed)
-    return PairedDifference(float(d.mean()), lo, hi, len(d))
+    mean, lo, hi = bootstrap_interval(d, resamples, seed)
+    return PairedDifference(mean, lo, hi, len(d))

@@ -4,10 +4,10 @@ s_val is the harness's fitness (the meta-objective). Results are memoised by pol
 policy validated once (e.g. the incumbent best, or a trial that did not change the best) costs
 nothing the second time; several policies are validated instance-major for prefix reuse.
 
-Racing (``race``): candidates first meet the first ``first`` instances; one whose paired
-difference to a reference (the best validated so far) on those is below ``-margin`` stops there
-with an estimated s_val (the reference's plus the paired difference, ``partial=True``, not
-memoised as a full result); the others meet the rest.
+Racing (``race``, evaluation/racing.py): candidates first meet the first ``first`` instances;
+one whose paired difference to a reference (the best validated so far) on those is below
+``-margin`` stops there with an estimated s_val (the reference's plus the paired difference,
+``partial=True``, not memoised as a full result); the others meet the rest.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from evotrainer.evaluation.evaluator import Evaluator
+from evotrainer.evaluation.racing import Racing
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.tasks.base import Task
 from evotrainer.types import Instance, ValidationResult
@@ -76,18 +77,19 @@ class Validator:
         margin: float,
     ) -> dict[str, ValidationResult]:
         """Validate ``policies``, racing against the (already validated) ``against``."""
+        racing = Racing(first, margin)
         ref = self.memo.get(against.id) if against is not None else None
         todo = [p for p in {p.id: p for p in policies}.values() if p.id not in self.memo]
-        if ref is None or first <= 0 or first >= len(self.instances) or not todo:
+        if ref is None or not racing.applies(len(self.instances)) or not todo:
             return self.validate(policies)
-        head = self.instances[:first]
+        head = racing.head(self.instances)
         ref_rows = self.row_s_vals(ref)
         out: dict[str, ValidationResult] = {}
         promoted = []
         for p, rows in zip(todo, self._rows(todo, head), strict=True):
             mine = {r["instance_id"]: combine_s_val(r, self.weights) for r in rows}
             d = sum(mine[i] - ref_rows[i] for i in mine) / len(mine)
-            if d >= -margin:
+            if racing.goes_on(d, 0.0):  # d: the estimate's difference to the reference
                 promoted.append(p)
             else:
                 self.raced_out.add(p.id)
