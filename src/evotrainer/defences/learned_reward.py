@@ -38,6 +38,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from evotrainer.evaluation.correlation import spearman
 from evotrainer.tasks.base import RewardComponent
 from evotrainer.types import ComponentScore, Instance
 
@@ -113,36 +114,6 @@ def output_features(output: Any) -> list[float]:
         1.0 if m.has_heading else 0.0,
         len(set(words)) / len(words) if words else 0.0,
     ]
-
-
-def _ranks(xs: Sequence[float]) -> list[float]:
-    order = sorted(range(len(xs)), key=lambda i: xs[i])
-    ranks = [0.0] * len(xs)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and xs[order[j + 1]] == xs[order[i]]:
-            j += 1
-        r = (i + j) / 2.0 + 1.0
-        for k in range(i, j + 1):
-            ranks[order[k]] = r
-        i = j + 1
-    return ranks
-
-
-def spearman(a: Sequence[float], b: Sequence[float]) -> float | None:
-    """Spearman rank correlation (average ranks for ties); None when undefined (fewer than 2
-    values, or one side constant)."""
-    if len(a) != len(b) or len(a) < 2:
-        return None
-    ra, rb = _ranks(a), _ranks(b)
-    ma, mb = sum(ra) / len(ra), sum(rb) / len(rb)
-    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb, strict=True))
-    va = sum((x - ma) ** 2 for x in ra)
-    vb = sum((y - mb) ** 2 for y in rb)
-    if va <= 0 or vb <= 0:
-        return None
-    return cov / math.sqrt(va * vb)
 
 
 def _clean_components(components: Mapping[str, Any]) -> dict[str, float]:

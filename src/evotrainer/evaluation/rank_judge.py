@@ -25,7 +25,7 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from evotrainer.evaluation.surrogate import spearman
+from evotrainer.evaluation.correlation import spearman
 from evotrainer.harness.reward import weighted_reward
 from evotrainer.types import ValidationResult
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from evotrainer.evaluation.correlation import spearman
 from evotrainer.evaluation.evaluator import PolicyFitness
 from evotrainer.operators.registry import OPERATORS
 from evotrainer.policy.genome import PolicyGenome
@@ -38,27 +39,6 @@ if TYPE_CHECKING:
 
 WORD_BUCKETS = 16
 _WORD = re.compile(r"[a-z]{3,}")
-
-
-def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
-    """Spearman's rank correlation (average ranks for ties); None when undefined."""
-    if len(x) < 3:
-        return None
-
-    def ranks(v: Sequence[float]) -> np.ndarray:
-        a = np.asarray(v, dtype=float)
-        order = a.argsort(kind="mergesort")
-        r = np.empty(len(a))
-        r[order] = np.arange(len(a), dtype=float)
-        for value in np.unique(a):  # ties share their average rank
-            tie = a == value
-            r[tie] = r[tie].mean()
-        return r
-
-    rx, ry = ranks(x), ranks(y)
-    if rx.std() == 0 or ry.std() == 0:
-        return None
-    return float(np.corrcoef(rx, ry)[0, 1])
 
 
 def _words(text: str) -> set[str]:
