@@ -30,8 +30,7 @@ from evotrainer.evaluation.evaluator import Evaluator  # noqa: E402
 from evotrainer.evaluation.runner import runner_for  # noqa: E402
 from evotrainer.llm.base import SamplingParams  # noqa: E402
 from evotrainer.llm.budget import Budget  # noqa: E402
-from evotrainer.llm.ray_pool import RayPoolLLM  # noqa: E402
-from evotrainer.llm.spec import build_stack  # noqa: E402
+from evotrainer.llm.spec import build_backend, build_stack  # noqa: E402
 from evotrainer.tasks.meetings.task import MeetingTask  # noqa: E402
 
 
@@ -57,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     for w in args.workers:
         t0 = time.perf_counter()
-        pool = RayPoolLLM(model, RayConfig(workers=w, num_cpus=1), seed=0)
+        pool = build_backend(model, seed=0, ray=RayConfig(workers=w, num_cpus=1))
         start_s = time.perf_counter() - t0
         stack = build_stack(pool, CacheConfig(enabled=False), Budget())
         ev = Evaluator(

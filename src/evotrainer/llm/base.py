@@ -26,6 +26,13 @@ from typing import Any, Protocol, runtime_checkable
 from evotrainer.errors import EvoTrainerError, LLMError
 from evotrainer.types import Message
 
+# the model specs llm/spec.py's build_backend accepts (error messages name them)
+VALID_FORMS = (
+    "local:smollm2, local:smollm2-q4_0, local:/path/to/model.gguf, "
+    "openai:<model-name> (with --base-url), or without a model fake:echo, fake:minutes, "
+    "fake:latency=<seconds>"
+)
+
 
 @dataclass(frozen=True)
 class SamplingParams:

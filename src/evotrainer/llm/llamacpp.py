@@ -24,7 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from evotrainer.errors import ContextOverflowError, LLMError, ModelSpecError
-from evotrainer.llm.base import BaseLLM, BatchResult, Completion, SamplingParams, as_dicts
+from evotrainer.llm.base import (
+    VALID_FORMS,
+    BaseLLM,
+    BatchResult,
+    Completion,
+    SamplingParams,
+    as_dicts,
+)
 from evotrainer.types import Message
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -204,8 +211,6 @@ class LlamaCppLLM(BaseLLM):
         name, when the name is its hash) and a mismatch raises DataError before anything is
         loaded (distill/adapter_file.py). The adapter's hash joins ``model_id``, so cached
         answers never mix with the base model's."""
-        from evotrainer.llm.spec import VALID_FORMS
-
         path = Path(model_path)
         if not path.is_file():
             raise ModelSpecError(

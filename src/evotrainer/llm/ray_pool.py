@@ -27,14 +27,23 @@ import os
 import sys
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any
 
 from evotrainer.config import ModelConfig, RayConfig
 from evotrainer.errors import ConfigError, ContextOverflowError, LLMError
-from evotrainer.llm.base import BaseLLM, BatchResult, Completion, SamplingParams
+from evotrainer.llm.base import (
+    BaseLLM,
+    BatchResult,
+    Completion,
+    LLMClient,
+    SamplingParams,
+    complete_batch,
+)
 from evotrainer.types import Message
+
+BackendFactory = Callable[[ModelConfig, int], LLMClient]  # (model config, seed) -> backend
 
 Wire = list[list[str]]  # messages as [role, content] pairs
 
@@ -61,12 +70,11 @@ def decode_result(data: dict[str, Any]) -> BatchResult:
 
 
 class BackendWorker:
-    """What runs inside a Ray actor: a backend built from a ModelConfig (plain data)."""
+    """What runs inside a Ray actor: a backend built from a ModelConfig (plain data) by
+    ``build`` (llm/spec.py's ``build_backend``, pickled by reference)."""
 
-    def __init__(self, model: dict[str, Any], seed: int) -> None:
-        from evotrainer.llm.spec import build_backend
-
-        self.backend = build_backend(ModelConfig.model_validate(model), seed=seed)
+    def __init__(self, model: dict[str, Any], seed: int, build: BackendFactory) -> None:
+        self.backend = build(ModelConfig.model_validate(model), seed)
 
     def describe(self) -> dict[str, Any]:
         return {**self.backend.describe(), "model_id": self.backend.model_id, "node": _node()}
@@ -79,8 +87,6 @@ class BackendWorker:
         return encode_result(res)
 
     def complete_batch(self, wires: list[Wire], params: dict[str, Any]) -> list[dict[str, Any]]:
-        from evotrainer.llm.base import complete_batch
-
         results = complete_batch(self.backend, [from_wire(w) for w in wires], _params(params))
         return [encode_result(r) for r in results]
 
@@ -98,7 +104,10 @@ def _node() -> str:
 class RayPoolLLM(BaseLLM):
     """An LLMClient whose calls run on ``ray.workers`` Ray actors (the least busy one first)."""
 
-    def __init__(self, model: ModelConfig, ray_cfg: RayConfig, seed: int = 0) -> None:
+    def __init__(
+        self, model: ModelConfig, ray_cfg: RayConfig, seed: int, build: BackendFactory
+    ) -> None:
+        """``build(model, seed)``: each worker's backend (llm/spec.py's ``build_backend``)."""
         try:
             import ray
         except ImportError as exc:
@@ -131,7 +140,7 @@ class RayPoolLLM(BaseLLM):
             options["scheduling_strategy"] = "SPREAD"
         actor = ray.remote(BackendWorker)
         self.workers = [
-            actor.options(**options).remote(model.model_dump(mode="json"), seed)
+            actor.options(**options).remote(model.model_dump(mode="json"), seed, build)
             for _ in range(ray_cfg.workers)
         ]
         try:

@@ -21,15 +21,9 @@ from pathlib import Path
 
 from evotrainer.config import CacheConfig, ModelConfig, RayConfig
 from evotrainer.errors import ModelSpecError
-from evotrainer.llm.base import LLMClient
+from evotrainer.llm.base import VALID_FORMS, LLMClient
 from evotrainer.llm.budget import Budget, MeteredLLM
 from evotrainer.llm.cache import CachedLLM, ResponseCache, default_cache_dir
-
-VALID_FORMS = (
-    "local:smollm2, local:smollm2-q4_0, local:/path/to/model.gguf, "
-    "openai:<model-name> (with --base-url), or without a model fake:echo, fake:minutes, "
-    "fake:latency=<seconds>"
-)
 
 
 @dataclass
@@ -59,7 +53,7 @@ def build_backend(
     if ray is not None:
         from evotrainer.llm.ray_pool import RayPoolLLM
 
-        return RayPoolLLM(cfg, ray, seed=seed)
+        return RayPoolLLM(cfg, ray, seed, build=build_backend)
     spec = cfg.spec.strip()
     kind, _, rest = spec.partition(":")
     if kind == "local" and rest:

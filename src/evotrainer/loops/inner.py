@@ -27,6 +27,7 @@ from typing import Any
 from evotrainer.config import InnerConfig
 from evotrainer.evaluation.evaluator import PolicyFitness
 from evotrainer.llm.base import LLMClient, SamplingParams
+from evotrainer.loops.parallel_children import MAX_ATTEMPTS_PER_CHILD, children_in_parallel
 from evotrainer.loops.rng import rng_from_state, rng_state
 from evotrainer.operators.bandit import choose_bandit
 from evotrainer.operators.base import OperatorContext, make_child, quote
@@ -39,8 +40,6 @@ from evotrainer.policy.genome import PolicyGenome
 from evotrainer.run.plain import typed
 from evotrainer.tasks.base import FeedbackEdit
 from evotrainer.types import Instance
-
-MAX_ATTEMPTS_PER_CHILD = 6
 
 
 @dataclass
@@ -293,8 +292,6 @@ class PolicyOptimizer:
             component_choice=self.cfg.component_choice,
         )
         if self.parallel > 1:  # a backend that serves parallel requests: overlap the LLM calls
-            from evotrainer.loops.parallel_children import children_in_parallel
-
             return children_in_parallel(self, n, ctx, taken)
         children: list[PolicyGenome] = []
         for _ in range(n):

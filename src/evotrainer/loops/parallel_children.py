@@ -28,6 +28,8 @@ from evotrainer.operators.base import OperatorContext
 from evotrainer.operators.repair import repair_child
 from evotrainer.policy.genome import PolicyGenome
 
+MAX_ATTEMPTS_PER_CHILD = 6  # operator attempts a child slot makes before it gives up
+
 if TYPE_CHECKING:
     from evotrainer.loops.inner import OperatorStats, PolicyOptimizer
 
@@ -61,8 +63,6 @@ def children_in_parallel(
 ) -> list[PolicyGenome]:
     """``n`` new children, none in ``taken`` (the population and the generation's neighbour
     children; the ids of the new ones are added to it)."""
-    from evotrainer.loops.inner import MAX_ATTEMPTS_PER_CHILD
-
     seeds = [opt.rng.randrange(2**63) for _ in range(n)]
     snapshot = {k: copy.copy(v) for k, v in opt.op_stats.items()}
     population = set(taken)
