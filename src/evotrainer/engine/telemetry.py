@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evotrainer.errors import TimeLimitReached
+from evotrainer.evaluation.diversity import mean_pairwise_distance
 from evotrainer.loops.inner import PolicyOptimizer
 from evotrainer.run import events as ev
 from evotrainer.run.estimate import Progress, estimate_calls
@@ -88,8 +89,6 @@ def alerts(c: Components, s: RunState, found: Sequence[Any]) -> None:
 def emit_generation(
     c: Components, s: RunState, opt: PolicyOptimizer, batch: Sequence[Instance]
 ) -> None:
-    from evotrainer.report.diversity import mean_pairwise_distance
-
     fits = [f for p in opt.population if math.isfinite(f := opt.fitness[p.id].fitness)]
     best = opt.best()
     c.emit(

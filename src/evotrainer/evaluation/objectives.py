@@ -30,7 +30,7 @@ from typing import Any
 
 from evotrainer.config import OBJECTIVES, MetaConfig
 from evotrainer.errors import ConfigError
-from evotrainer.report.diversity import mean_pairwise_distance
+from evotrainer.evaluation.diversity import mean_pairwise_distance
 from evotrainer.types import ValidationResult
 
 Vector = dict[str, float]

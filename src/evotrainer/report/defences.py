@@ -5,8 +5,8 @@ hostile input."""
 from __future__ import annotations
 
 from evotrainer.report.data import RunData
-from evotrainer.report.html import _table as table
-from evotrainer.report.html import esc, fmt
+from evotrainer.report.markup import _table as table
+from evotrainer.report.markup import esc, fmt
 
 
 def defences_section(run: RunData) -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from evotrainer.report.data import RunData
+from evotrainer.report.figure import _figure
 
 PART_COLORS = {"selection": "#2563eb", "confirmation": "#f97316"}
 
@@ -27,7 +28,6 @@ def per_meeting(run: RunData) -> dict[str, Any] | None:
 
 
 def deltas_plot(run: RunData, out: Path) -> Path | None:
-    from evotrainer.report.plots import _figure
 
     pm = per_meeting(run)
     if pm is None or pm.get("returned") == pm.get("best_seed"):  # nothing but zeros

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from evotrainer.report.data import RunData
+from evotrainer.report.figure import _figure
 
 
 def loss_plot(run: RunData, out: Path) -> Path | None:
     """The training loss per optimizer step, one line per distillation round."""
-    from evotrainer.report.plots import _figure
 
     by_round: dict[int, list[tuple[int, float]]] = {}
     for e in run.of("distill_progress"):

@@ -5,16 +5,23 @@ from __future__ import annotations
 
 import base64
 import difflib
-import html
-import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from evotrainer.report.data import RunData
+from evotrainer.report.defences import defences_section
+from evotrainer.report.deltas import deltas_section
+from evotrainer.report.distillation import distillation_section
+from evotrainer.report.lineage import lineage_section
+from evotrainer.report.markup import _table, esc, fmt
+from evotrainer.report.meta import front_section, human_section
 from evotrainer.report.plots import OP_FIELDS, operator_stats
+from evotrainer.report.progress import calls_section
+from evotrainer.report.ranking import ranking_section
+from evotrainer.review.pairs import reference_text
 
 MAX_EXAMPLES = 4
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'none'"
@@ -75,39 +82,6 @@ footer { color: var(--muted); font-size: 12px; margin-top: 24px; text-align: cen
 """
 
 # -- small helpers ------------------------------------------------------------------------------
-
-
-def esc(x: Any) -> str:
-    return html.escape("" if x is None else str(x), quote=True)
-
-
-def fmt(x: Any, digits: int = 3) -> str:
-    if x is None:
-        return "–"
-    if isinstance(x, bool):
-        return "yes" if x else "no"
-    if isinstance(x, int):
-        return f"{x:,}"
-    if isinstance(x, float):
-        if math.isnan(x):
-            return "–"
-        return f"{x:,.{digits}f}"
-    return str(x)
-
-
-def _table(headers: Sequence[str], rows: Iterable[Sequence[Any]], num: Sequence[int] = ()) -> str:
-    head = "".join(
-        f'<th class="num">{esc(h)}</th>' if i in num else f"<th>{esc(h)}</th>"
-        for i, h in enumerate(headers)
-    )
-    body = []
-    for row in rows:
-        cells = "".join(
-            f'<td class="num">{esc(fmt(c))}</td>' if i in num else f"<td>{esc(fmt(c))}</td>"
-            for i, c in enumerate(row)
-        )
-        body.append(f"<tr>{cells}</tr>")
-    return f'<div class="scroll"><table><tr>{head}</tr>{"".join(body)}</table></div>'
 
 
 def _img(path: Path | None, alt: str) -> str:
@@ -371,21 +345,6 @@ def _lineage(run: RunData) -> str:
 SKIP_KEYS = {"instance_id", "output", "rewards", "reference", "length_bucket", "truncated", "error"}
 
 
-def _reference_text(ref: Any) -> str:
-    if isinstance(ref, str):
-        return ref
-    if isinstance(ref, Mapping):
-        out = []
-        for k, v in ref.items():
-            out.append(f"{k}:")
-            items = v if isinstance(v, list | tuple) else [v]
-            out += [f"- {x}" for x in items] or ["- (none)"]
-        return "\n".join(out)
-    if isinstance(ref, list | tuple):
-        return "\n".join(f"- {x}" for x in ref)
-    return str(ref)
-
-
 def _examples(run: RunData) -> str:
     rows = run.validation_rows
     words = run.words
@@ -414,7 +373,7 @@ def _examples(run: RunData) -> str:
         if row.get("error"):
             flags.append(f"error: {row['error']}")
         ref = (
-            f"<pre>{esc(_reference_text(row['reference']))}</pre>"
+            f"<pre>{esc(reference_text(row['reference']))}</pre>"
             if row.get("reference") not in (None, "", [], {})
             else '<p class="missing">reference not stored</p>'
         )
@@ -480,14 +439,6 @@ def _budget(run: RunData) -> str:
 
 
 def render_page(run: RunData, plots: Mapping[str, Path]) -> str:
-    from evotrainer.report.defences import defences_section  # it uses this module's helpers
-    from evotrainer.report.deltas import deltas_section
-    from evotrainer.report.distillation import distillation_section
-    from evotrainer.report.lineage import lineage_section
-    from evotrainer.report.meta import front_section, human_section
-    from evotrainer.report.progress import calls_section
-    from evotrainer.report.ranking import ranking_section
-
     sv = (
         '<p class="sub">Line: s_val of the incumbent best at the start, at each outer step and at '
         "the end; crosses: the trial best of each harness variant; diamonds: the other seed "

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from evotrainer.report.data import RunData
+from evotrainer.report.figure import STYLE
 from evotrainer.run import events as ev
 
 # operator -> edge colour (others get the remaining colours in turn)
@@ -188,8 +189,6 @@ def draw_lineage(tree: Lineage, path: Path) -> Path:
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
-
-    from evotrainer.report.plots import STYLE
 
     pos = _layout(tree)
     per_gen: dict[int, int] = {}

@@ -10,6 +10,7 @@ from typing import Any
 
 from evotrainer.config import OBJECTIVES
 from evotrainer.report.data import RunData
+from evotrainer.report.figure import _figure
 
 MAX_COMMENTS = 8
 
@@ -68,8 +69,6 @@ def front_plot(run: RunData, out: Path) -> Path | None:
     if not doc or not doc.get("entries"):
         return None
     from matplotlib.ticker import MaxNLocator
-
-    from evotrainer.report.plots import _figure
 
     entries = doc["entries"]
     others = [

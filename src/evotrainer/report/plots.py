@@ -6,60 +6,16 @@ when the run has no data for that plot yet (e.g. no outer step so far).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from evotrainer.report.data import RunData, SValPoint
-
-COLORS = ["#2563eb", "#f97316", "#16a34a", "#dc2626", "#9333ea", "#0891b2", "#ca8a04", "#db2777"]
-STYLE = {
-    "figure.dpi": 110,
-    "savefig.dpi": 110,
-    "font.size": 9,
-    "axes.titlesize": 10,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "axes.grid": True,
-    "grid.color": "#e5e7eb",
-    "grid.linewidth": 0.8,
-    "axes.edgecolor": "#9ca3af",
-    "legend.frameon": False,
-    "legend.fontsize": 8,
-}
-
-
-@contextmanager
-def _figure(
-    path: Path,
-    nrows: int = 1,
-    height: float = 3.2,
-    sharex: bool = True,
-    ncols: int = 1,
-    integer_x: bool = True,
-) -> Iterator[Any]:
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-    from cycler import cycler
-
-    style = {**STYLE, "axes.prop_cycle": cycler(color=COLORS)}
-    with plt.rc_context(style):
-        fig, axes = plt.subplots(nrows, ncols, figsize=(7.2, height), sharex=sharex, squeeze=False)
-        try:
-            flat = [a for row in axes for a in row]
-            yield fig, flat
-            from matplotlib.ticker import MaxNLocator
-
-            for ax in flat if integer_x else ():  # generations and counts are whole numbers
-                ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-            fig.tight_layout()
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fig.savefig(path, format="png", bbox_inches="tight", pad_inches=0.08)
-        finally:
-            plt.close(fig)
+from evotrainer.report.deltas import deltas_plot
+from evotrainer.report.distillation import loss_plot
+from evotrainer.report.figure import COLORS, STYLE, _figure  # noqa: F401 - STYLE: the sections' style
+from evotrainer.report.lineage import lineage_plot
+from evotrainer.report.meta import front_plot
+from evotrainer.report.progress import calls_plot
 
 
 def _outer_generations(run: RunData) -> list[int]:
@@ -274,12 +230,6 @@ def operators_plot(run: RunData, out: Path) -> Path | None:
 
 def all_plots(run: RunData, out: Path) -> dict[str, Path]:
     """Every plot that has data: name -> PNG path."""
-    from evotrainer.report.deltas import deltas_plot
-    from evotrainer.report.distillation import loss_plot
-    from evotrainer.report.lineage import lineage_plot
-    from evotrainer.report.meta import front_plot
-    from evotrainer.report.progress import calls_plot
-
     plots = {
         "fitness": fitness_plot,
         "s_val": s_val_plot,

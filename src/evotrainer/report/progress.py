@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from evotrainer.report.data import RunData
+from evotrainer.report.figure import COLORS, _figure
 from evotrainer.run import events as ev
 
 
@@ -56,7 +57,6 @@ def score_vs_calls(run: RunData) -> ScoreVsCalls:
 
 
 def calls_plot(run: RunData, out: Path) -> Path | None:
-    from evotrainer.report.plots import COLORS, _figure
 
     s = score_vs_calls(run)
     if s.empty:

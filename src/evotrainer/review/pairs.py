@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import random
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
@@ -130,9 +131,7 @@ class ReviewSource:
         for rows in self.rows.values():
             ref = (rows.get(meeting_id) or {}).get("reference")
             if ref:
-                from evotrainer.report.html import _reference_text
-
-                return _reference_text(ref)
+                return reference_text(ref)
         return ""
 
     def transcript(self, meeting_id: str) -> str | None:
@@ -188,3 +187,19 @@ def _by_instance(rows: Any) -> dict[str, dict[str, Any]]:
 def _entry(e: Any) -> bool:
     """An archive entry the ranking can use: a dict with a policy that has an id."""
     return isinstance(e, dict) and isinstance(e.get("policy"), dict) and "id" in e["policy"]
+
+
+def reference_text(ref: Any) -> str:
+    """A validation row's reference as text (a mapping of lists as labelled bullets)."""
+    if isinstance(ref, str):
+        return ref
+    if isinstance(ref, Mapping):
+        out = []
+        for k, v in ref.items():
+            out.append(f"{k}:")
+            items = v if isinstance(v, list | tuple) else [v]
+            out += [f"- {x}" for x in items] or ["- (none)"]
+        return "\n".join(out)
+    if isinstance(ref, list | tuple):
+        return "\n".join(f"- {x}" for x in ref)
+    return str(ref)
