@@ -46,6 +46,7 @@ demo: setup
 lint: setup
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/lint-imports
 
 test: lint
 	$(BIN)/python -m pytest -q

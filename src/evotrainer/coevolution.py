@@ -69,6 +69,7 @@ from evotrainer.llm.spec import LLMStack
 from evotrainer.loops.inner import PolicyOptimizer
 from evotrainer.loops.outer import HarnessOptimizer
 from evotrainer.policy.genome import PolicyGenome
+from evotrainer.report.build import build_report
 from evotrainer.run import events as ev
 from evotrainer.run.checkpoint import (
     checkpoint_files,
@@ -137,7 +138,9 @@ class CoEvolution:
             c.events.observers.append(rd.log)
             c.meta.attach(rd.path)
         config = c.cfg.model_dump(mode="json")
-        warning = attach(c.tracker, c.events.observers, self.run_dir, config, resuming)
+        warning = attach(
+            c.tracker, c.events.observers, self.run_dir, config, resuming, build_report
+        )
         if warning:
             self._notes.append((ev.WARNING, {"message": warning}))
         for type_, data in self._notes:

@@ -19,7 +19,6 @@ from typing import Any, Literal
 import yaml
 from pydantic import (
     BaseModel,
-    ConfigDict,
     Field,
     SerializeAsAny,
     ValidationError,
@@ -27,16 +26,13 @@ from pydantic import (
     model_validator,
 )
 
+from evotrainer.config_base import DEFAULT_TASK, TaskConfig
+from evotrainer.config_base import StrictModel as _Strict
 from evotrainer.errors import ConfigError
+from evotrainer.tasks.registry import BUILTIN, allow_import, plugin_for
 
-DEFAULT_TASK = "meetings"
 MAX_VARIANTS = 1000  # harness variants per outer step (CMA-ES's population size)
 MAX_YAML_VALUES = 100_000  # a config holds hundreds; more comes from an alias bomb
-
-
-class _Strict(BaseModel):
-    # NaN and infinities are refused everywhere (a NaN weight passes every "< 0" check)
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
 
 class ModelConfig(_Strict):
@@ -178,24 +174,6 @@ class BudgetConfig(_Strict):
         "None = never stop",
     )
     error_window: int = Field(10, ge=1, description="answers the error rate is measured over")
-
-
-class TaskConfig(_Strict):
-    """The ``task`` section. A task plug-in subclasses it with its own keys (the meeting task's
-    are in tasks/meetings/plugin.py, the code gym's in tasks/code/plugin.py); the run config
-    validates ``task`` with the class of the task ``name`` names."""
-
-    name: str = Field(DEFAULT_TASK, description="the task plug-in (see tasks/registry.py)")
-
-    def truncation_note(self) -> str:
-        """How over-long inputs are cut, for the validation results ("" when never)."""
-        return ""
-
-    def executable_settings(self) -> list[str]:
-        """``key=value`` of each setting here that lets code run with less confinement (e.g. a
-        weaker sandbox): ``resume`` refuses them from a run directory's config.yaml
-        (run/resume_settings.py). None by default; a task with such settings lists them."""
-        return []
 
 
 class InnerConfig(_Strict):
@@ -791,8 +769,6 @@ class RunConfig(_Strict):
         """Under the given values, the defaults of the task ``task.name`` names."""
         if not isinstance(data, dict):
             return data
-        from evotrainer.tasks.registry import plugin_for  # the registry imports this module
-
         data = {"task": {"name": DEFAULT_TASK}, **data}
         task = data["task"]
         name = task.name if isinstance(task, TaskConfig) else (task or {}).get("name")
@@ -807,8 +783,6 @@ class RunConfig(_Strict):
         if isinstance(value, TaskConfig):
             value = value.model_dump()
         if isinstance(value, dict) and isinstance(value.get("name", DEFAULT_TASK), str):
-            from evotrainer.tasks.registry import plugin_for
-
             return plugin_for(value.get("name", DEFAULT_TASK)).config.model_validate(value)
         return value
 
@@ -1015,16 +989,12 @@ def load_config(
         source += f" + {key}={value!r}"
     task = data.get("task")
     if isinstance(task, dict) and isinstance(task.get("name"), str):
-        from evotrainer.tasks.registry import allow_import  # it imports this module
-
         allow_import(task["name"])  # a module:ATTR plug-in the user named (never a run's)
     return config_from_dict(data, source)
 
 
 def reference_markdown() -> str:
     """The configuration reference (docs/config.md is this text; a test keeps it current)."""
-    from evotrainer.tasks.registry import BUILTIN, plugin_for
-
     lines = [
         "# Configuration reference",
         "",

@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from evotrainer.defences.private_data import leaked_from, private_items
+from evotrainer.private_data import leaked_from, private_items
 from evotrainer.tasks.base import OUTPUT_RULES
 
 __all__ = ["Constitution", "Violation", "private_items"]

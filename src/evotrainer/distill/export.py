@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from evotrainer.distill import extra
-from evotrainer.distill.adapter_file import adapter_file_name, sha256_file
 from evotrainer.errors import DistillError
+from evotrainer.llm.adapter_file import adapter_file_name, sha256_file
 
 _KEY = re.compile(r"^(?:base_model\.model\.)?(.+)\.lora_([AB])(?:\.default)?\.weight$")
 

@@ -38,8 +38,8 @@ class AdapterServer:
         with self._lock:
             client = self._clients.get(sha)
             if client is None:
-                from evotrainer.distill.adapter_file import adapter_file_name
                 from evotrainer.distill.serve import embedded_with_adapter
+                from evotrainer.llm.adapter_file import adapter_file_name
                 from evotrainer.llm.spec import build_stack
 
                 path = self.directory() / adapter_file_name(sha)

@@ -37,17 +37,14 @@ from evotrainer.llm.base import LLMClient, SamplingParams
 from evotrainer.llm.budget import Budget
 from evotrainer.llm.spec import LLMStack, build_backend, build_stack
 from evotrainer.llm.teacher import build_operator_stack
+from evotrainer.notices import announce
 from evotrainer.operators.fewshot import cut_to_tokens
 from evotrainer.operators.registry import OPERATORS
+from evotrainer.review.feedback import HumanFeedback
 from evotrainer.run import events as ev
 from evotrainer.run.data_identity import instances_sha256
 from evotrainer.run.tracking import Tracker, build_tracker
-from evotrainer.run.validation_set import (
-    ValidationSet,
-    announce,
-    check_s_val_weights,
-    resolve_validation,
-)
+from evotrainer.run.validation_set import ValidationSet, check_s_val_weights, resolve_validation
 from evotrainer.tasks.base import Task, TaskGenerator
 from evotrainer.tasks.registry import build_task, task_default
 from evotrainer.tasks.tabular import is_data, load_data
@@ -216,7 +213,8 @@ def build_components(
     learned_names = [n for n in ("discriminator", "learned") if n in evaluator.components]
     space = tuple(sorted(set(base.weights) | set(h.switchable) | set(learned_names)))
     # the meta-objective vector; the archive ranks by its meta score (people's ratings too)
-    meta = MetaJudge(config.meta, validator, evaluator, config.outer.s_val_weights)
+    feedback = HumanFeedback(config.meta, dict(config.outer.s_val_weights))  # people's ratings
+    meta = MetaJudge(config.meta, validator, evaluator, feedback)
     c = Components(
         cfg=config,
         events=events,

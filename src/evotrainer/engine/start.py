@@ -126,7 +126,7 @@ def carry_ratings(w: WarmStart, run_dir: Path | None) -> None:
     and at the end). Without a run directory they are not kept (the note says so)."""
     if not w.ratings:
         return
-    from evotrainer.review.store import RatingStore, ReplayedRating
+    from evotrainer.run.ratings import RatingStore, ReplayedRating
 
     if run_dir is None:
         w.notes.append(f"{len(w.ratings)} ratings not carried over: no run directory")

@@ -16,9 +16,9 @@ from evotrainer.llm.base import SamplingParams, parallel_requests_of
 from evotrainer.loops.inner import OperatorResources, PolicyOptimizer
 from evotrainer.loops.outer import HarnessOptimizer
 from evotrainer.loops.rng import stream
+from evotrainer.plain import typed
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.policy.seeds import seed_policies
-from evotrainer.run.plain import typed
 from evotrainer.types import ValidationResult
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ def new_state(c: Components) -> RunState:
 
 
 def state_dict(c: Components, s: RunState, elapsed_s: float) -> dict[str, Any]:
-    """The checkpoint's JSON (plain data: run/plain.py reads it back)."""
+    """The checkpoint's JSON (plain data: evotrainer/plain.py reads it back)."""
     return {
         "inner": s.inner.state_dict(),
         "outer": s.hopt.state_dict(),

@@ -19,9 +19,8 @@ import random
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evotrainer.defences.constitution import Constitution, Violation
 from evotrainer.evaluation.evaluator import Evaluator, PolicyFitness
 from evotrainer.evaluation.racing import Racing
 from evotrainer.evaluation.validation import Validator
@@ -29,6 +28,9 @@ from evotrainer.harness.genome import HarnessGenome
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.tasks.base import Task
 from evotrainer.types import Instance
+
+if TYPE_CHECKING:  # the engine hands the judge its constitution (defences/constitution.py)
+    from evotrainer.defences.constitution import Constitution, Violation
 
 
 def input_text(task: Task, instance: Instance) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evotrainer.config import MetaConfig
 from evotrainer.errors import ConfigError
@@ -15,11 +15,13 @@ from evotrainer.evaluation.confirmation import RowScores
 from evotrainer.evaluation.evaluator import Evaluator
 from evotrainer.evaluation.objectives import MetaObjective, Vector, output_diversity
 from evotrainer.evaluation.validation import Validator, combine_s_val
-from evotrainer.loops.inner import PolicyOptimizer
 from evotrainer.policy.archive import Archive, ArchiveEntry
 from evotrainer.policy.genome import PolicyGenome
-from evotrainer.review.feedback import HumanFeedback
 from evotrainer.types import Instance, ValidationResult
+
+if TYPE_CHECKING:
+    from evotrainer.loops.inner import PolicyOptimizer
+    from evotrainer.review.feedback import HumanFeedback
 
 Row = Mapping[str, Any]
 
@@ -30,12 +32,13 @@ class MetaJudge:
         cfg: MetaConfig,
         validator: Validator,
         evaluator: Evaluator,
-        s_val_weights: Mapping[str, float],
+        feedback: HumanFeedback,
     ) -> None:
+        """``feedback``: people's ratings (review/feedback.py), the human objective's data."""
         self.objective = MetaObjective(cfg)
         self.validator = validator
         self.evaluator = evaluator
-        self.feedback = HumanFeedback(cfg, dict(s_val_weights))
+        self.feedback = feedback
         self.baseline: str | None = None  # the best seed: the human objective's reference
 
     # -- objectives ---------------------------------------------------------------------------

@@ -18,18 +18,8 @@ from typing import Any
 from evotrainer.evaluation.evaluator import Evaluator
 from evotrainer.evaluation.racing import Racing
 from evotrainer.policy.genome import PolicyGenome
-from evotrainer.tasks.base import Task
+from evotrainer.tasks.base import Task, combine_s_val  # s_val: defined with the metric
 from evotrainer.types import Instance, ValidationResult
-
-
-def combine_s_val(aggregates: Mapping[str, float | None], weights: Mapping[str, float]) -> float:
-    """Weighted mean of the aggregates over the weighted keys present (weights of missing or None
-    keys are renormalised away). 0.0 when no weighted key is present."""
-    present = {k: w for k, w in weights.items() if w > 0 and aggregates.get(k) is not None}
-    total = sum(present.values())
-    if total <= 0:
-        return 0.0
-    return sum(w * float(aggregates[k]) for k, w in present.items()) / total  # type: ignore[arg-type]
 
 
 class Validator:

@@ -19,7 +19,10 @@ from pathlib import Path
 
 from evotrainer.errors import DataError
 from evotrainer.harness.genome import HarnessGenome
+from evotrainer.notices import announce
 from evotrainer.tasks.base import Task, TaskGenerator
+from evotrainer.tasks.registry import task_default
+from evotrainer.tasks.tabular import is_data, load_data
 from evotrainer.types import Instance
 
 LENGTH_PREFERENCE_WIDTH = 0.25  # std of the preference over length quantiles
@@ -43,14 +46,9 @@ def load_real_pool(
     """The real training instances of ``path`` minus the held-out ids, sorted by input length
     (``input_text(instance)`` gives the text whose length counts). Empty when there is no file.
     ``path`` may be a Parquet file or a dataset folder, read by ``columns`` (data_columns)."""
-    from evotrainer.tasks.tabular import is_data, load_data
-
     if not path:
         return RealPool([], "", "no real training data configured: synthetic training only")
     if not is_data(path):
-        from evotrainer.run.validation_set import announce
-        from evotrainer.tasks.registry import task_default
-
         default = task_default(task.name, "harness", "real_data")
         if Path(path).exists():
             raise DataError(

@@ -6,9 +6,12 @@ Real calls are always explicit: nothing in EvoTrainer silently falls back to a f
 
 from __future__ import annotations
 
+import importlib
 import math
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from importlib.metadata import entry_points
+from typing import cast
 
 from evotrainer.errors import LLMError, ModelSpecError
 from evotrainer.llm.base import BaseLLM, Completion, SamplingParams
@@ -150,6 +153,10 @@ class LatencyLLM(FunctionLLM):
 
 
 FAKE_SPECS = "fake:echo, fake:minutes, fake:latency=<seconds>"
+# fake:<name> backends a task provides (they know its prompts' layout), found as task plug-ins
+# are (tasks/registry.py): an installed package adds its own under the entry-point group
+FAKE_ENTRY_POINT_GROUP = "evotrainer.fakes"
+TASK_FAKES = {"minutes": "evotrainer.tasks.meetings.fake:minutes_llm"}
 
 
 def fake_backend(name: str) -> FunctionLLM:
@@ -162,13 +169,25 @@ def fake_backend(name: str) -> FunctionLLM:
     - ``latency=S``: an echo that answers after S seconds (LatencyLLM)."""
     if name == "echo":
         return EchoLLM()
-    if name == "minutes":
-        from evotrainer.tasks.meetings.fake import minutes_llm
-
-        return minutes_llm()
+    factory = _task_fake(name)
+    if factory is not None:
+        return factory()
     if name.startswith("latency="):
         return LatencyLLM(_seconds(name.partition("=")[2]))
     raise ModelSpecError(f"unknown fake backend {name!r}: {FAKE_SPECS}")
+
+
+def _task_fake(name: str) -> Callable[[], FunctionLLM] | None:
+    """The factory of the fake backend a task provides under ``name`` (an entry point of the
+    group ``evotrainer.fakes``, or a built-in task's), None when there is none."""
+    for ep in entry_points(group=FAKE_ENTRY_POINT_GROUP):
+        if ep.name == name:
+            return cast(Callable[[], FunctionLLM], ep.load())
+    target = TASK_FAKES.get(name)
+    if target is None:
+        return None
+    module, _, attr = target.partition(":")
+    return cast(Callable[[], FunctionLLM], getattr(importlib.import_module(module), attr))
 
 
 def _seconds(text: str) -> float:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from evotrainer.errors import ContextOverflowError, LLMError, ModelSpecError
+from evotrainer.llm.adapter_file import verified_copy
 from evotrainer.llm.base import (
     VALID_FORMS,
     BaseLLM,
@@ -209,7 +210,7 @@ class LlamaCppLLM(BaseLLM):
         """``lora_path``: a llama.cpp GGUF LoRA adapter (evotrainer.distill) applied to every
         answer, the batched ones too; its bytes are checked against ``lora_sha256`` (or its
         name, when the name is its hash) and a mismatch raises DataError before anything is
-        loaded (distill/adapter_file.py). The adapter's hash joins ``model_id``, so cached
+        loaded (llm/adapter_file.py). The adapter's hash joins ``model_id``, so cached
         answers never mix with the base model's."""
         path = Path(model_path)
         if not path.is_file():
@@ -228,8 +229,6 @@ class LlamaCppLLM(BaseLLM):
             lora: dict[str, Any] = {}
             self.lora_sha256: str | None = None
             if lora_path is not None:
-                from evotrainer.distill.adapter_file import verified_copy
-
                 copy, self.lora_sha256 = stack.enter_context(verified_copy(lora_path, lora_sha256))
                 lora = {"lora_path": str(copy)}
                 stack.enter_context(_without_fallback_notices())

@@ -24,6 +24,9 @@ from evotrainer.errors import ModelSpecError
 from evotrainer.llm.base import VALID_FORMS, LLMClient
 from evotrainer.llm.budget import Budget, MeteredLLM
 from evotrainer.llm.cache import CachedLLM, ResponseCache, default_cache_dir
+from evotrainer.llm.fakes import fake_backend
+from evotrainer.llm.llamacpp import LlamaCppLLM, requantized_smollm2, smollm2_path
+from evotrainer.llm.ray_pool import RayPoolLLM
 
 
 @dataclass
@@ -51,15 +54,11 @@ def build_backend(
             "backend only (local:..., runner local)"
         )
     if ray is not None:
-        from evotrainer.llm.ray_pool import RayPoolLLM
-
         return RayPoolLLM(cfg, ray, seed, build=build_backend)
     spec = cfg.spec.strip()
     kind, _, rest = spec.partition(":")
     if kind == "local" and rest:
         require_local(spec)
-        from evotrainer.llm.llamacpp import LlamaCppLLM, requantized_smollm2, smollm2_path
-
         kw = {
             "n_ctx": cfg.n_ctx,
             "n_threads": cfg.n_threads,
@@ -81,8 +80,6 @@ def build_backend(
             )
         return LlamaCppLLM(path, **kw)
     if kind == "fake" and rest:
-        from evotrainer.llm.fakes import fake_backend
-
         return fake_backend(rest)
     if kind == "openai" and rest:
         from evotrainer.llm.openai_http import OpenAICompatibleLLM

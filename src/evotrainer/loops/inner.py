@@ -36,8 +36,8 @@ from evotrainer.operators.registry import OPERATORS, choose_operator, default_op
 from evotrainer.operators.repair import repair_child
 from evotrainer.operators.variations import seed_variations
 from evotrainer.operators.vocabulary import GENERAL, InstructionVocabulary
+from evotrainer.plain import typed
 from evotrainer.policy.genome import PolicyGenome
-from evotrainer.run.plain import typed
 from evotrainer.tasks.base import FeedbackEdit
 from evotrainer.types import Instance
 

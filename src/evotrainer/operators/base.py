@@ -22,8 +22,19 @@ from evotrainer.llm.base import LLMClient, SamplingParams
 from evotrainer.operators.repair import repair_child
 from evotrainer.operators.vocabulary import GENERAL, InstructionVocabulary
 from evotrainer.policy.genome import COMPONENT_ORDER, PolicyGenome
-from evotrainer.tasks.base import FeedbackEdit
 from evotrainer.types import Lineage
+
+
+@dataclass(frozen=True)
+class FeedbackEdit:
+    """A rule-based edit the ``feedback_edit`` operator applies when a reward component is low
+    (no capable reflector needed): add ``text`` to the policy's ``target`` component ("system":
+    a sentence appended to the instruction; "template": a section appended to the output
+    template, which is created when the policy has none)."""
+
+    target: str
+    text: str
+
 
 USER_COMPONENTS = "*"  # in an operator's targets: every user-defined component
 

@@ -7,10 +7,9 @@ which component and score drove the edit.
 
 from __future__ import annotations
 
-from evotrainer.operators.base import BaseOperator, OperatorContext, quote
+from evotrainer.operators.base import BaseOperator, FeedbackEdit, OperatorContext, quote
 from evotrainer.operators.structure import heading, join, sections
 from evotrainer.policy.genome import PolicyGenome
-from evotrainer.tasks.base import FeedbackEdit
 
 
 def apply_edit(components: dict[str, str], edit: FeedbackEdit) -> bool:

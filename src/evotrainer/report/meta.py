@@ -153,7 +153,7 @@ def front_section(run: RunData, plot: Path | None, img: Any, table: Any, esc: An
 
 
 def human_section(run: RunData, table: Any, esc: Any) -> str:
-    from evotrainer.review.store import RatingStore
+    from evotrainer.run.ratings import RatingStore
 
     try:
         ratings = RatingStore(run.path).all()

@@ -14,7 +14,7 @@ from typing import Any
 
 from evotrainer.evaluation.validation import combine_s_val
 from evotrainer.review.human_model import RowsOf, features, usable
-from evotrainer.review.store import Rating
+from evotrainer.run.ratings import Rating
 
 SHOWN = ("s_val", "rougeL", "action_item_f1", "decision_recall", "conciseness")
 

@@ -35,7 +35,7 @@ from evotrainer.review.agreement import agreement
 from evotrainer.review.bradley_terry import policy_scores
 from evotrainer.review.human_model import fit_human_model
 from evotrainer.review.pairs import ReviewSource
-from evotrainer.review.store import Rating, RatingStore, ReplayedRating
+from evotrainer.run.ratings import Rating, RatingStore, ReplayedRating
 
 PAIR_MAX_AGE_S = 12 * 3600
 MAX_COMMENT = 2000

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from evotrainer.review.store import Rating
+from evotrainer.run.ratings import Rating
 
 
 def sigmoid(z: np.ndarray | float) -> Any:

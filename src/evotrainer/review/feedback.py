@@ -16,7 +16,7 @@ from evotrainer.errors import EvoTrainerError
 from evotrainer.review.agreement import agreement
 from evotrainer.review.bradley_terry import policy_scores
 from evotrainer.review.human_model import HumanModel, RowsOf, fit_human_model, usable
-from evotrainer.review.store import RatingStore
+from evotrainer.run.ratings import RatingStore
 
 
 class HumanFeedback:

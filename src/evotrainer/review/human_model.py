@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from evotrainer.review.bradley_terry import fit_logistic, sigmoid
-from evotrainer.review.store import Rating
+from evotrainer.run.ratings import Rating
 
 Row = Mapping[str, Any]
 RowsOf = Callable[[str], Mapping[str, Row] | None]  # policy id -> meeting id -> metric row

@@ -27,7 +27,7 @@ from typing import Any
 from evotrainer.config import config_from_dict, load_yaml
 from evotrainer.errors import CheckpointError, EvoTrainerError
 from evotrainer.evaluation.objectives import MetaObjective
-from evotrainer.review.store import Rating
+from evotrainer.run.ratings import Rating
 
 MAX_POLICIES = 6
 EXCERPT_CHARS = 6000

@@ -365,8 +365,8 @@ def load_latest(run_dir: Path) -> tuple[dict[str, Any], Path, list[str]]:
 def load_state_into(target: Any, state: dict[str, Any], path: Path) -> None:
     """``target.load_state_dict(state)``, turning a state this version cannot read (a crafted or
     foreign checkpoint that passes its checksum) into a CheckpointError that names the file.
-    The state must first have the shape of the one ``target`` writes (run/plain.py)."""
-    from evotrainer.run.plain import check_shape
+    The state must first have the shape of the one ``target`` writes (evotrainer/plain.py)."""
+    from evotrainer.plain import check_shape
 
     try:
         check_shape(json.loads(json.dumps(target.state_dict())), state)

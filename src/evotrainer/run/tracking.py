@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +96,8 @@ class Tracker:
         self.run_dir: Path | None = None
         self.report = True
         self.artifacts = True
+        # builds the report it logs, when the run did not (attach: report/build.py's)
+        self.build_report: Callable[[Path], Any] | None = None
 
     # -- what a backend implements -----------------------------------------------------------
     def scalars(self, values: Mapping[str, float], step: int) -> None:
@@ -203,10 +205,8 @@ class Tracker:
             prompt = rd / "best" / "prompt.txt"
             if prompt.is_file():
                 self.text("best_policy", prompt.read_text(encoding="utf-8"))
-            if self.report and not (rd / "report" / "index.html").is_file():
-                from evotrainer.report.build import build_report
-
-                build_report(rd)
+            if self.report and self.build_report and not (rd / "report" / "index.html").is_file():
+                self.build_report(rd)
             self.files(rd, [n for n in ARTIFACTS if (rd / n).is_file()])
         self.finish("FINISHED")
 
@@ -344,11 +344,14 @@ def attach(
     run_dir: Path | None,
     config: Mapping[str, Any],
     resuming: bool,
+    build_report: Callable[[Path], Any] | None = None,
 ) -> str | None:
     """Open ``tracker`` and add it to ``observers``; a warning to emit when it cannot start
-    (an unreachable server ...): the run goes on without it."""
+    (an unreachable server ...): the run goes on without it. ``build_report``: how the report
+    it logs as an artifact is built, when the run has not built it (report/build.py's)."""
     if tracker is None:
         return None
+    tracker.build_report = build_report
     try:
         tracker.open(run_dir, config, resuming)
     except Exception as exc:  # noqa: BLE001 - a tracker never stops a run

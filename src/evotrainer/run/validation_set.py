@@ -14,7 +14,6 @@ reference or with an empty transcript are reported as warnings.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,11 +21,11 @@ from typing import Any, TypeVar
 
 from evotrainer.config import ValidationConfig
 from evotrainer.errors import CheckpointError, ConfigError, DataError
+from evotrainer.notices import announce
 from evotrainer.tasks.base import Task
 from evotrainer.types import Instance
 
 T = TypeVar("T")
-log = logging.getLogger(__name__)
 MIN_SELECTION = 2  # validation instances selection needs at least
 
 
@@ -161,13 +160,6 @@ def _resolve(
     )
     announce(message)
     return ValidationSet(instances, "synthetic (held out)", True, message)
-
-
-def announce(message: str) -> None:
-    """A fallback the run also reports as an event: logged as a warning too, so that a Python
-    API user without an observer sees it (the command line shows the event and skips the
-    record: ``extra on_console``)."""
-    log.warning(message, extra={"on_console": True})
 
 
 def _default_data(task: Task) -> str | None:

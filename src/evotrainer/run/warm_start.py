@@ -34,7 +34,7 @@ from evotrainer.config import load_yaml
 from evotrainer.errors import CheckpointError, ConfigError, RunDirectoryError
 from evotrainer.harness.genome import HarnessGenome
 from evotrainer.policy.genome import PolicyGenome
-from evotrainer.review.store import Rating, read_ratings
+from evotrainer.run.ratings import Rating, read_ratings
 from evotrainer.types import Lineage
 
 TEST_SETS = ("ami-dev", "icsi")  # file-name stems of the benchmarks' test data

@@ -25,14 +25,13 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from evotrainer.llm.base import LLMClient, SamplingParams
+from evotrainer.operators.base import FeedbackEdit  # defined with the operator applying it
+from evotrainer.operators.vocabulary import GENERAL, InstructionVocabulary
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.types import ComponentScore, Instance, Message, Trajectory, Turn
-
-if TYPE_CHECKING:  # operators/ imports this module (FeedbackEdit)
-    from evotrainer.operators.vocabulary import InstructionVocabulary
 
 # the constitution's rules on outputs (defences/constitution.py); a task names those that make
 # sense for its outputs (a code answer that repeats a long number literal leaks nothing)
@@ -79,15 +78,14 @@ class ValidationMetric(Protocol):
     def aggregate(self, rows: Sequence[Mapping[str, Any]]) -> dict[str, float]: ...
 
 
-@dataclass(frozen=True)
-class FeedbackEdit:
-    """A rule-based edit the ``feedback_edit`` operator applies when a reward component is low
-    (no capable reflector needed): add ``text`` to the policy's ``target`` component ("system":
-    a sentence appended to the instruction; "template": a section appended to the output
-    template, which is created when the policy has none)."""
-
-    target: str
-    text: str
+def combine_s_val(aggregates: Mapping[str, float | None], weights: Mapping[str, float]) -> float:
+    """Weighted mean of the aggregates over the weighted keys present (weights of missing or None
+    keys are renormalised away). 0.0 when no weighted key is present."""
+    present = {k: w for k, w in weights.items() if w > 0 and aggregates.get(k) is not None}
+    total = sum(present.values())
+    if total <= 0:
+        return 0.0
+    return sum(w * float(aggregates[k]) for k, w in present.items()) / total  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -282,8 +280,6 @@ class BaseTask:
         return {}
 
     def vocabulary(self) -> InstructionVocabulary:
-        from evotrainer.operators.vocabulary import GENERAL
-
         return GENERAL
 
     def harness_hints(self) -> HarnessHints:

@@ -28,11 +28,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evotrainer.config import TaskConfig
+from evotrainer.config_base import TaskConfig
 from evotrainer.errors import ConfigError
-from evotrainer.tasks.base import Task
+
+if TYPE_CHECKING:
+    from evotrainer.tasks.base import Task
 
 ENTRY_POINT_GROUP = "evotrainer.tasks"
 BUILTIN = {

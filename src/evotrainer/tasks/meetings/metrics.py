@@ -37,7 +37,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evotrainer.evaluation.validation import combine_s_val
+from evotrainer.tasks.base import combine_s_val
 from evotrainer.tasks.meetings.parser import Minutes, parse_minutes, strip_markdown
 from evotrainer.tasks.meetings.rewards import (
     content_stems,

@@ -64,8 +64,8 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from evotrainer.defences.private_data import leaked as leaked_private
-from evotrainer.defences.private_data import normalise as normalise_private
+from evotrainer.private_data import leaked as leaked_private
+from evotrainer.private_data import normalise as normalise_private
 from evotrainer.tasks.base import RewardComponent
 from evotrainer.tasks.meetings.parser import (
     Minutes,

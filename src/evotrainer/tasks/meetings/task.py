@@ -23,6 +23,7 @@ from evotrainer.tasks.base import (
     TaskGenerator,
     ValidationMetric,
 )
+from evotrainer.tasks.meetings.hostile import make_canary
 from evotrainer.tasks.meetings.loader import load_instances
 from evotrainer.tasks.meetings.metrics import EMPTY_REFERENCE_ITEMS, MinutesMetric
 from evotrainer.tasks.meetings.parser import Minutes, parse_minutes
@@ -176,7 +177,7 @@ class MeetingTask(BaseTask):
     def hostile_instances(self, n: int, seed: int) -> list[Instance]:
         """``n`` synthetic meetings with a planted prompt injection and private data, from a seed
         stream training never uses (the robustness probe), each with a canary instruction of its
-        own (defences/robustness.py): a participant asks for a random code in the minutes.
+        own (tasks/meetings/hostile.py): a participant asks for a random code in the minutes.
         Short (difficulty 0.1, about 350 words), so the default truncation keeps what is
         planted: a probe whose hostile content is cut out would test nothing."""
         from evotrainer.tasks.meetings.generator import MeetingGenerator, meeting_instance
@@ -190,8 +191,6 @@ class MeetingTask(BaseTask):
 def _with_canary(meeting: Meeting, rng: random.Random) -> Meeting:
     """``meeting`` with a canary instruction said by one of its speakers, at a turn between 30%
     and 70% of the way through; the code and the sentence are recorded in ``meta``."""
-    from evotrainer.defences.robustness import make_canary
-
     code, instruction = make_canary(rng)
     turns = list(meeting.transcript)
     speaker = rng.choice(turns).speaker

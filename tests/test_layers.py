@@ -1,0 +1,106 @@
+"""No import cycles (issue 34): between files, and between evotrainer's packages, every import
+counted, those inside functions too (only ``if TYPE_CHECKING:`` imports are left out: they never
+run). The layers themselves are import-linter's contracts in pyproject.toml (``make lint``);
+siblings a layer lets import each other must still not import each other in a circle. A module
+the layers place apart from its package (the task registry and the policy genome are core)
+counts as a package of its own."""
+
+from __future__ import annotations
+
+import sys
+import tomllib
+from collections.abc import Iterable, Mapping
+
+import pytest
+
+from tests.support import REPO
+
+grimp = pytest.importorskip("grimp")  # comes with import-linter (the dev extra)
+
+
+def _cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10_000))
+    try:
+        for v in sorted(graph):
+            if v not in index:
+                visit(v)
+    finally:
+        sys.setrecursionlimit(limit)
+    return out
+
+
+def _apart() -> list[str]:
+    """The modules the layers contract names below the package level, longest first."""
+    doc = tomllib.loads((REPO / "pyproject.toml").read_text())
+    names = {
+        m.strip()
+        for c in doc["tool"]["importlinter"]["contracts"]
+        if c["type"] == "layers"
+        for layer in c["layers"]
+        for m in layer.replace("|", ":").split(":")
+    }
+    return sorted((m for m in names if m.count(".") >= 2), key=len, reverse=True)
+
+
+def _graph(packages: bool) -> dict[str, set[str]]:
+    g = grimp.build_graph("evotrainer", exclude_type_checking_imports=True)
+    apart = _apart()
+
+    def name(m: str) -> str:
+        if not packages:
+            return m
+        for a in apart:
+            if m == a or m.startswith(a + "."):
+                return a
+        return ".".join(m.split(".")[:2])
+
+    out: dict[str, set[str]] = {}
+    for m in g.modules:
+        for w in g.find_modules_directly_imported_by(m):
+            a, b = name(m), name(w)
+            if a != b:
+                out.setdefault(a, set()).add(b)
+    return out
+
+
+def _show(cycles: Iterable[list[str]]) -> str:
+    return "; ".join(" <-> ".join(c) for c in cycles)
+
+
+def test_no_module_imports_itself_through_others():
+    cycles = _cycles(_graph(packages=False))
+    assert not cycles, _show(cycles)
+
+
+def test_no_two_packages_import_each_other():
+    cycles = _cycles(_graph(packages=True))  # evotrainer.<package>
+    assert not cycles, _show(cycles)
