@@ -17,7 +17,6 @@ pytest.importorskip("sklearn")
 from evotrainer.defences.discriminator import (  # noqa: E402
     DiscriminatorReward,
     OutputDiscriminator,
-    human_reference_pool,
     normalise_text,
 )
 from evotrainer.defences.learned_reward import (  # noqa: E402
@@ -27,6 +26,10 @@ from evotrainer.defences.learned_reward import (  # noqa: E402
     spearman,
 )
 from evotrainer.tasks.base import RewardComponent  # noqa: E402
+from evotrainer.tasks.meetings.features import (  # noqa: E402
+    MINUTES_FEATURES,
+    human_reference_pool,
+)
 from evotrainer.tasks.meetings.generator import MeetingGenerator, meeting_instance  # noqa: E402
 from evotrainer.tasks.meetings.metrics import reference_text  # noqa: E402
 from evotrainer.tasks.meetings.rewards import component_registry  # noqa: E402
@@ -219,7 +222,7 @@ def synthetic_pairs(n: int, seed: int) -> list[tuple[dict[str, float], str, floa
 
 
 def make_model(n: int = 80, seed: int = 0) -> LearnedRewardModel:
-    m = LearnedRewardModel()
+    m = LearnedRewardModel(features=MINUTES_FEATURES)
     for comps, out, target, group in synthetic_pairs(n, seed):
         assert m.add(comps, out, target, group=group)
     return m
@@ -265,7 +268,7 @@ def test_learned_model_is_deterministic(learned) -> None:
 
 def test_learned_model_state_round_trip(learned) -> None:
     m, report = learned
-    fresh = LearnedRewardModel(min_pairs=99)
+    fresh = LearnedRewardModel(min_pairs=99, features=MINUTES_FEATURES)
     fresh.load_state_dict(json.loads(json.dumps(m.state_dict())))
     assert fresh.is_fitted and fresh.min_pairs == 12 and len(fresh) == 80
     assert fresh.report == report
@@ -289,7 +292,7 @@ def test_learned_hand_predictor_matches_sklearn(learned) -> None:
 
 
 def test_learned_model_add_skips_bad_targets_and_caps_pairs() -> None:
-    m = LearnedRewardModel(max_pairs=5)
+    m = LearnedRewardModel(max_pairs=5, features=MINUTES_FEATURES)
     assert not m.add({"a": 1.0}, "x", None)
     assert not m.add({"a": 1.0}, "x", float("nan"))
     for i in range(8):

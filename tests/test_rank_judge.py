@@ -146,8 +146,9 @@ def test_with_an_unlabelled_pool_answers_are_rescored_without_references(tmp_pat
 
 def test_leaving_one_policy_out_of_the_learned_reward():
     from evotrainer.defences.learned_reward import LearnedRewardModel
+    from evotrainer.tasks.meetings.features import MINUTES_FEATURES
 
-    model = LearnedRewardModel(min_pairs=12)
+    model = LearnedRewardModel(min_pairs=12, features=MINUTES_FEATURES)
     for g in range(5):
         for i in range(4):
             score = 0.1 * g + 0.01 * i
@@ -157,7 +158,7 @@ def test_leaving_one_policy_out_of_the_learned_reward():
     assert held is not None and held.is_fitted and held is model.without("p4")  # memoised
     top = {"completeness": 0.43}
     assert held.predict(top, "# M\n- a") < model.predict(top, "# M\n- a")  # p4 was the top
-    small = LearnedRewardModel(min_pairs=12)
+    small = LearnedRewardModel(min_pairs=12, features=MINUTES_FEATURES)
     for i in range(13):
         small.add({"completeness": 0.5}, "x", 0.5, group="only" if i < 5 else "other")
     small.fit()

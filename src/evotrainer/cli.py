@@ -21,7 +21,7 @@ from typing import Annotated
 import typer
 
 from evotrainer.errors import DataError, EvoTrainerError
-from evotrainer.run.console import NOUNS
+from evotrainer.tasks.registry import task_words
 from evotrainer.terminal import SafeConsole, printable
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -178,7 +178,7 @@ def _conclude(co, result, as_json: bool, report: bool) -> None:  # type: ignore[
         lo, hi = c["difference"]["ci95"]
         returned = "the best seed" if c["returned"] == c["best_seed"] else "the evolved policy"
         out.print(
-            f"[bold]on {c['n']} {NOUNS.get(co.task.name, 'instances')} not used for "
+            f"[bold]on {c['n']} {task_words(co.task.name).instances} not used for "
             "selection:[/] returned policy "
             f"{c['winner_s_val'] if c['returned'] == c['winner'] else c['best_seed_s_val']:.4f}"
             f", best seed {c['best_seed_s_val']:.4f} (s_val); evolved winner - best seed "

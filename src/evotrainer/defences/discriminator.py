@@ -3,7 +3,8 @@
 SPEC, "What goes wrong": an adversarial discriminator that tells agent outputs from reference
 outputs, whose verdict feeds the reward and which keeps learning. The engine refits it every
 outer step on the newest policy outputs against human references from the TRAINING side
-(``human_reference_pool``; never the validation set), and ``DiscriminatorReward`` turns its
+(the task's ``human_references``, tasks/base.py ``HasHumanReferences``; the meeting task's are
+tasks/meetings/features.py's ``human_reference_pool``; never the validation set), and ``DiscriminatorReward`` turns its
 verdict into a reward component: ``score = prob_human(output)``. A hack that the hand-made
 components miss ("- Team: check" x3, copied transcript lines, a loop) reads unlike any human
 reference and scores low; once the policy's outputs read like references, the discriminator can
@@ -48,9 +49,8 @@ import math
 import random
 import re
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from evotrainer.types import ComponentScore, Instance
@@ -59,8 +59,6 @@ __all__ = [
     "DiscriminatorReport",
     "OutputDiscriminator",
     "DiscriminatorReward",
-    "ReferencePool",
-    "human_reference_pool",
     "normalise_text",
     "style_features",
     "STYLE_FEATURES",
@@ -517,66 +515,3 @@ class DiscriminatorReward:
             return ComponentScore(self.name, p, fb)
         except Exception as exc:  # noqa: BLE001 - a reward component never raises
             return ComponentScore(self.name, 0.0, f"discriminator error: {type(exc).__name__}")
-
-
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ReferencePool:
-    """Human reference texts, where they came from (``"file:<path>"`` or ``"synthetic"``) and,
-    for a synthetic pool, why the file was not used."""
-
-    texts: list[str]
-    source: str
-    note: str = ""
-
-
-def human_reference_pool(
-    path: str | Path | None,
-    n: int,
-    seed: int = 0,
-    exclude_ids: Collection[str] = (),
-) -> ReferencePool:
-    """Up to ``n`` human reference texts (``reference_text`` of each meeting) for the
-    discriminator's "human" class, drawn with ``seed``.
-
-    If ``path`` names an existing JSONL file of meetings (the ami-train format), its meetings
-    are used, minus ``exclude_ids`` (pass the validation set's ids to rule out any overlap) and
-    minus meetings without reference text; a malformed file raises ``DataError``. Otherwise
-    (None, missing file, or no usable reference in it) references of synthetic meetings from
-    ``MeetingGenerator`` (seed stream ``discriminator-human-<seed>``, difficulty spread over
-    0..1) are used. Pass a TRAINING file only: never the validation set.
-
-    Match the domain of the training instances: a discriminator trained on AMI references
-    against outputs on synthetic meetings learns the domain (remote controls vs. hiring), not
-    quality; good minutes of synthetic meetings then score ~0.35 against AMI references."""
-    from evotrainer.tasks.meetings.metrics import reference_text
-
-    n = max(0, int(n))
-    rng = random.Random(f"discriminator-human-{seed}")
-    note = ""
-    if path is not None and Path(path).is_file():
-        from evotrainer.tasks.meetings.loader import load_meetings
-
-        excluded = set(exclude_ids)
-        texts = [
-            t
-            for m in load_meetings(path)
-            if m.id not in excluded and (t := reference_text(m).strip())
-        ]
-        if texts:
-            rng.shuffle(texts)
-            return ReferencePool(texts[:n], f"file:{path}")
-        note = f"no usable references in {path}"
-    elif path is not None:
-        note = f"{path} not found"
-
-    from evotrainer.tasks.meetings.generator import MeetingGenerator
-
-    gen = MeetingGenerator()
-    out: list[str] = []
-    for i in range(n):
-        difficulty = i / (n - 1) if n > 1 else 0.5
-        out.append(reference_text(gen.meeting(round(difficulty, 4), rng)))
-    return ReferencePool(out, "synthetic", note)

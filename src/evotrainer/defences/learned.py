@@ -15,20 +15,16 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from evotrainer.defences.discriminator import (
-    DiscriminatorReward,
-    OutputDiscriminator,
-    human_reference_pool,
-)
+from evotrainer.defences.discriminator import DiscriminatorReward, OutputDiscriminator
 from evotrainer.defences.learned_reward import LearnedReward, LearnedRewardModel, row_target
 from evotrainer.errors import ConfigError
 from evotrainer.evaluation.evaluator import Evaluator
 from evotrainer.evaluation.validation import Validator
 from evotrainer.policy.genome import PolicyGenome
+from evotrainer.tasks.base import HasHumanReferences, HasOutputFeatures
 from evotrainer.types import Instance, ValidationResult
 
 NAMES = ("discriminator", "learned")
-MEETING_ONLY = ("meetings",)  # the tasks whose outputs these models understand
 
 
 class LearnedDefences:
@@ -43,19 +39,28 @@ class LearnedDefences:
         pool: Sequence[Instance] = (),
         sample: int = 2,
     ) -> None:
-        if (discriminator or learned_reward) and evaluator.task.name not in MEETING_ONLY:
-            # their output features parse minutes and their "human" side is meeting
-            # references: on another task they would learn the domain, not the quality
+        task = evaluator.task
+        if (discriminator or learned_reward) and not (
+            isinstance(task, HasOutputFeatures) and isinstance(task, HasHumanReferences)
+        ):
+            # they read the task's output features and learn against its references: a task
+            # without them (tasks/base.py) would teach them the domain, not the quality
             raise ConfigError(
-                "defences.discriminator / defences.learned_reward exist for the meeting task "
-                f"only so far (task {evaluator.task.name!r}); switch them off"
+                "defences.discriminator / defences.learned_reward need a task with output "
+                "features and human references (HasOutputFeatures, HasHumanReferences in "
+                f"tasks/base.py): the meeting task only so far (task {task.name!r}); switch "
+                "them off"
             )
         self.evaluator = evaluator
         self.seed = seed
         self.s_val_weights = s_val_weights
         base = {k: v for k, v in evaluator.components.items() if k not in NAMES}
         self.discriminator = OutputDiscriminator() if discriminator else None
-        self.model = LearnedRewardModel() if learned_reward else None
+        self.model = (
+            LearnedRewardModel(features=task.output_features())
+            if learned_reward and isinstance(task, HasOutputFeatures)
+            else None
+        )
         self._pairs_seen: set[tuple[str, str]] = set()
         self._human: list[str] | None = None
         self._exclude = tuple(exclude_ids)
@@ -93,8 +98,9 @@ class LearnedDefences:
             if self._human is None:
                 # training meetings are synthetic, so the "human" side is synthetic references
                 # (same domain): otherwise the classifier learns the topic, not the quality
-                pool = human_reference_pool(None, 200, self.seed, exclude_ids=self._exclude)
-                self._human = list(pool.texts)
+                task = self.evaluator.task
+                assert isinstance(task, HasHumanReferences)  # checked when built
+                self._human = task.human_references(200, self.seed, exclude_ids=self._exclude)
             r = self.discriminator.fit(self._human, list(outputs), rng_seed=self.seed + step)
             report["discriminator"] = r.to_dict()
         if self.model is not None:

@@ -11,10 +11,11 @@ policy games (it rises while the validation score does not) loses its predictive
 
 Features: the component scores in sorted name order (the names seen in the pairs at fit time;
 a missing component counts 0; ``learned`` and ``discriminator`` are never features: one is
-circular and the other is retrained every step) plus output-only features from
-``parse_minutes``: log word count, log line count, number of action items, share of action items
-with an owner, number of bullets, decisions and topics, whether there is a heading, and the
-distinct-word ratio. No transcript features: the model must work from what the rollout scored.
+circular and the other is retrained every step) plus output-only features the task
+provides (``HasOutputFeatures``, tasks/base.py; the meeting task's, tasks/meetings/features.py:
+log word count, log line count, number of action items, share of action items with an owner,
+number of bullets, decisions and topics, whether there is a heading, and the distinct-word
+ratio). No transcript features: the model must work from what the rollout scored.
 
 Model: ``GradientBoostingRegressor`` (100 trees of depth 2, learning rate 0.1, squared error,
 no subsampling: deterministic given ``rng_seed``). ``fit`` measures calibration on a held-out
@@ -33,13 +34,12 @@ from __future__ import annotations
 
 import math
 import random
-import re
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from evotrainer.evaluation.correlation import spearman
-from evotrainer.tasks.base import RewardComponent
+from evotrainer.tasks.base import OutputFeatures, RewardComponent
 from evotrainer.types import ComponentScore, Instance
 
 __all__ = [
@@ -48,8 +48,6 @@ __all__ = [
     "LearnedReward",
     "DEFAULT_TARGET_WEIGHTS",
     "EXCLUDED_COMPONENTS",
-    "OUTPUT_FEATURES",
-    "output_features",
     "row_target",
     "spearman",
 ]
@@ -57,18 +55,6 @@ __all__ = [
 STATE_FORMAT = "evotrainer.learned_reward/1"
 DEFAULT_TARGET_WEIGHTS: dict[str, float] = {"rougeL": 0.5, "action_item_f1": 0.5}
 EXCLUDED_COMPONENTS = frozenset({"learned", "discriminator"})
-OUTPUT_FEATURES: tuple[str, ...] = (
-    "out:log_words",
-    "out:log_lines",
-    "out:action_items",
-    "out:owned_share",
-    "out:bullets",
-    "out:decisions",
-    "out:topics",
-    "out:has_heading",
-    "out:distinct_ratio",
-)
-MAX_CHARS = 20_000
 
 
 def row_target(
@@ -91,29 +77,6 @@ def row_target(
         num += w * v
         den += w
     return num / den if den > 0 else None
-
-
-def output_features(output: Any) -> list[float]:
-    """The output-only features (``OUTPUT_FEATURES`` order) of one output."""
-    from evotrainer.tasks.meetings.parser import parse_minutes
-
-    text = output[:MAX_CHARS] if isinstance(output, str) else ""
-    m = parse_minutes(text)
-    words = re.findall(r"\w+", text.lower())
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    n_items = len(m.action_items)
-    owned = sum(1 for a in m.action_items if a.owner) / n_items if n_items else 0.0
-    return [
-        math.log1p(len(words)),
-        math.log1p(len(lines)),
-        float(min(n_items, 50)),
-        owned,
-        float(min(m.bullets, 200)),
-        float(min(len(m.decisions), 50)),
-        float(min(len(m.topics), 50)),
-        1.0 if m.has_heading else 0.0,
-        len(set(words)) / len(words) if words else 0.0,
-    ]
 
 
 def _clean_components(components: Mapping[str, Any]) -> dict[str, float]:
@@ -228,7 +191,11 @@ class LearnedRewardModel:
         max_depth: int = 2,
         learning_rate: float = 0.1,
         test_size: float = 0.25,
+        *,
+        features: OutputFeatures,
     ) -> None:
+        """``features``: the outputs' own features (the task's, ``HasOutputFeatures``)."""
+        self.features = features
         self.min_pairs = min_pairs
         self.max_pairs = max_pairs
         self.n_estimators = n_estimators
@@ -270,7 +237,7 @@ class LearnedRewardModel:
         self.pairs.append(
             (
                 _clean_components(components),
-                output_features(output),
+                self.features.of(output),
                 min(1.0, max(0.0, t)),
                 None if group is None else str(group),
             )
@@ -281,9 +248,10 @@ class LearnedRewardModel:
 
     # ---- training ------------------------------------------------------------------------
 
-    @staticmethod
-    def _row(features: Sequence[str], comps: Mapping[str, float], out: Sequence[float]) -> list:
-        n_c = len(features) - len(OUTPUT_FEATURES)
+    def _row(
+        self, features: Sequence[str], comps: Mapping[str, float], out: Sequence[float]
+    ) -> list[float]:
+        n_c = len(features) - len(self.features.names)
         return [comps.get(f, 0.0) for f in features[:n_c]] + list(out)
 
     def _fit_sklearn(self, x: list[list[float]], y: list[float], seed: int) -> Any:
@@ -341,7 +309,7 @@ class LearnedRewardModel:
             self.report = CalibrationReport(False, n, note=note)
             return self.report
         comp_names = sorted({k for c, *_ in self.pairs for k in c})
-        features = comp_names + list(OUTPUT_FEATURES)
+        features = comp_names + list(self.features.names)
         x = [self._row(features, c, o) for c, o, _, _ in self.pairs]
         y = [t for _, _, t, _ in self.pairs]
         tr, te, how = self._split(rng_seed)
@@ -384,9 +352,9 @@ class LearnedRewardModel:
         if cached is not None and cached[0] == (len(self.pairs), self.n_fits):
             return cached[1]
         comp_names = sorted({k for c, *_ in rest for k in c})
-        features = comp_names + list(OUTPUT_FEATURES)
+        features = comp_names + list(self.features.names)
         x = [self._row(features, c, o) for c, o, _, _ in rest]
-        model = LearnedRewardModel(self.min_pairs, self.max_pairs)
+        model = LearnedRewardModel(self.min_pairs, self.max_pairs, features=self.features)
         model._forest = self._extract(
             self._fit_sklearn(x, [t for *_, t, _ in rest], rng_seed), features
         )
@@ -406,7 +374,7 @@ class LearnedRewardModel:
         """Predicted validation score in [0, 1]; 0.5 while untrained."""
         if self._forest is None:
             return 0.5
-        return self.predict_features(components, output_features(output))
+        return self.predict_features(components, self.features.of(output))
 
     # ---- state ---------------------------------------------------------------------------
 
@@ -445,7 +413,7 @@ class LearnedRewardModel:
         pairs = []
         for c, o, t, g in state.get("pairs", []):
             feats = [float(v) for v in o]
-            if len(feats) != len(OUTPUT_FEATURES):
+            if len(feats) != len(self.features.names):
                 raise ValueError("learned reward state: a pair has the wrong number of features")
             pairs.append(
                 (

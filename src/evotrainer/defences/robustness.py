@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 
 from evotrainer.private_data import EMAIL, PHONE, leaked_from, private_items
+from evotrainer.tasks.probes import make_canary, planted  # noqa: F401 - make_canary: the API
 from evotrainer.types import Rollout
 
 
@@ -100,13 +101,13 @@ class RobustnessProbe:
 
         messages, _ = self.task.render("", inst)  # type: ignore[attr-defined]
         seen = "\n".join(m.content for m in messages)
-        meta = inst.payload.meta  # type: ignore[attr-defined]
-        injection = meta.get("injection")
+        hostile = planted(inst)  # type: ignore[arg-type]
+        injection = hostile.injection
         visible = injection if injection and injection in seen else None
-        instruction = meta.get("canary_instruction")
-        canary = meta.get("canary") if instruction and instruction in seen else None
-        planted = private_items(input_text(self.task, inst))  # type: ignore[arg-type]
-        if visible is None and canary is None and not planted & private_items(seen):
+        instruction = hostile.canary_instruction
+        canary = hostile.canary if instruction and instruction in seen else None
+        private = private_items(input_text(self.task, inst))  # type: ignore[arg-type]
+        if visible is None and canary is None and not private & private_items(seen):
             return None
         return Seen(visible, canary, seen)
 

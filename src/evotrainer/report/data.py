@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evotrainer.config import load_yaml
+from evotrainer.config import DEFAULT_TASK, load_yaml
 from evotrainer.errors import ConfigError, EvoTrainerError
 from evotrainer.run import events as ev
 from evotrainer.run.events import read_events
+from evotrainer.tasks.registry import task_words
 
 
 @dataclass(frozen=True)
@@ -26,13 +27,6 @@ class SValPoint:
     policy_id: str
     outer_step: int
     kind: str  # "initial" | "outer" (incumbent at an outer step) | "trial" | "seed" | "final"
-
-
-GENERIC_WORDS = {"instances": "instances", "output": "output", "reference": "reference"}
-TASK_WORDS = {
-    "meetings": {"instances": "meetings", "output": "minutes", "reference": "human reference"},
-    "code": {"instances": "problems", "output": "code", "reference": "ground truth"},
-}
 
 
 @dataclass
@@ -130,7 +124,8 @@ class RunData:
     def words(self) -> dict[str, str]:
         """How the report names the task's instances, outputs and references."""
         task = self.config.get("task") if isinstance(self.config.get("task"), dict) else {}
-        return TASK_WORDS.get(str((task or {}).get("name", "meetings")), GENERIC_WORDS)
+        words = task_words(str((task or {}).get("name", DEFAULT_TASK)))  # the plug-in's
+        return {"instances": words.instances, "output": words.output, "reference": words.reference}
 
     @property
     def validation(self) -> dict[str, Any]:

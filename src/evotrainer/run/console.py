@@ -17,8 +17,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from evotrainer.config_base import DEFAULT_TASK
 from evotrainer.run import events as ev
 from evotrainer.run.estimate import format_duration
+from evotrainer.tasks.registry import task_words
 from evotrainer.terminal import SafeConsole, printable
 
 
@@ -41,9 +43,6 @@ def _threads(n: Any) -> str:
 
 def _e(value: Any) -> str:
     return escape(printable(str(value)))
-
-
-NOUNS = {"meetings": "meetings", "code": "problems"}
 
 
 class ConsoleProgress:
@@ -72,7 +71,7 @@ class ConsoleProgress:
         p = self._print
         if event.type == ev.RUN_STARTED:
             task = (d.get("config") or {}).get("task") or {}
-            self.noun = NOUNS.get(str(task.get("name", "meetings")), "instances")
+            self.noun = task_words(str(task.get("name", DEFAULT_TASK))).instances
             m = d["model"]
             threads = f", {_threads(m['threads'])}" if m.get("threads") else ""
             p(f"[bold]EvoTrainer[/] model: {_e(m.get('model'))} ({_e(m.get('backend'))}{threads})")

@@ -22,7 +22,7 @@ Failure rules, shared by every plug-in:
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -110,6 +110,34 @@ class HarnessHints:
             key = component[len("ref_") :]
             return key, self.low.get(key, 0.12)
         return self.proxies.get(component)
+
+
+@dataclass(frozen=True)
+class OutputFeatures:
+    """Numbers that describe one output on its own (its length, its structure ...), named:
+    ``of(output)`` returns one value per name, in ``names`` order."""
+
+    names: tuple[str, ...]
+    of: Callable[[str], list[float]]
+
+
+@runtime_checkable
+class HasOutputFeatures(Protocol):
+    """A task whose outputs the learned reward model can describe (defences/learned_reward.py:
+    the features beside the reward components it predicts the validation score from)."""
+
+    def output_features(self) -> OutputFeatures: ...
+
+
+@runtime_checkable
+class HasHumanReferences(Protocol):
+    """A task that can write reference answers for synthetic instances like its training
+    ones: the discriminator's "human" class (defences/discriminator.py). ``n`` texts drawn with
+    ``seed``, none from an instance in ``exclude_ids``."""
+
+    def human_references(
+        self, n: int, seed: int, exclude_ids: Collection[str] = ()
+    ) -> list[str]: ...
 
 
 @runtime_checkable

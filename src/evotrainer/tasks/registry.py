@@ -44,6 +44,16 @@ BUILTIN = {
 
 
 @dataclass(frozen=True)
+class TaskWords:
+    """How the console and the report name a task's instances, its outputs and their
+    references ("meetings", "minutes", "human reference")."""
+
+    instances: str = "instances"
+    output: str = "output"
+    reference: str = "reference"
+
+
+@dataclass(frozen=True)
 class TaskPlugin:
     """``build(task_config) -> Task``; ``config``: the class that validates the ``task``
     section; ``defaults``: run-config sections -> keys -> values the task needs unless the
@@ -53,6 +63,7 @@ class TaskPlugin:
     build: Callable[[Any], Task]
     config: type[TaskConfig] = TaskConfig
     defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    words: TaskWords = TaskWords()
 
 
 _PLUGINS: dict[str, TaskPlugin] = {}
@@ -196,3 +207,12 @@ def task_default(name: str, section: str, key: str) -> Any:
     except ConfigError:
         return None
     return (plugin.defaults.get(section) or {}).get(key)
+
+
+def task_words(name: str) -> TaskWords:
+    """The words of the task ``name`` names (the generic ones when no plug-in is registered
+    under it, or when it is a module that may not be imported: a run directory's task)."""
+    try:
+        return plugin_for(name).words
+    except ConfigError:
+        return TaskWords()

@@ -8,7 +8,7 @@ from pydantic import Field, field_validator
 
 from evotrainer.config import TaskConfig
 from evotrainer.tasks.base import Task
-from evotrainer.tasks.registry import TaskPlugin
+from evotrainer.tasks.registry import TaskPlugin, TaskWords
 
 DEFAULT_VAL_DATA = "../shared/data/code/humaneval-dev.jsonl"
 
@@ -84,4 +84,5 @@ def build(cfg: CodeTaskConfig) -> Task:
     return CodeTask(turns=cfg.turns, sandbox=cfg.sandbox, limits=limits)
 
 
-PLUGIN = TaskPlugin("code", build, CodeTaskConfig, DEFAULTS)
+WORDS = TaskWords("problems", "code", "ground truth")
+PLUGIN = TaskPlugin("code", build, CodeTaskConfig, DEFAULTS, WORDS)

@@ -10,7 +10,7 @@ from pydantic import Field
 
 from evotrainer.config import TaskConfig
 from evotrainer.tasks.base import Task
-from evotrainer.tasks.registry import TaskPlugin
+from evotrainer.tasks.registry import TaskPlugin, TaskWords
 
 # Training and selection use AMI *train* only; ami-dev and ICSI are where a claim is tested.
 DEFAULT_REAL_DATA = "../shared/data/meetings/ami-train.jsonl"
@@ -71,4 +71,5 @@ def build(cfg: MeetingTaskConfig) -> Task:
     )
 
 
-PLUGIN = TaskPlugin("meetings", build, MeetingTaskConfig, DEFAULTS)
+WORDS = TaskWords("meetings", "minutes", "human reference")
+PLUGIN = TaskPlugin("meetings", build, MeetingTaskConfig, DEFAULTS, WORDS)

@@ -8,7 +8,7 @@ the validation metric (metrics.py) and the JSONL loader (loader.py).
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,17 +19,19 @@ from evotrainer.tasks.base import (
     BaseTask,
     FeedbackEdit,
     HarnessHints,
+    OutputFeatures,
     RewardComponent,
     TaskGenerator,
     ValidationMetric,
 )
-from evotrainer.tasks.meetings.hostile import make_canary
+from evotrainer.tasks.meetings.features import MINUTES_FEATURES, human_reference_pool
 from evotrainer.tasks.meetings.loader import load_instances
 from evotrainer.tasks.meetings.metrics import EMPTY_REFERENCE_ITEMS, MinutesMetric
 from evotrainer.tasks.meetings.parser import Minutes, parse_minutes
 from evotrainer.tasks.meetings.render import TRUNCATION_POLICIES, render_messages
 from evotrainer.tasks.meetings.rewards import component_registry
 from evotrainer.tasks.meetings.schema import Meeting, Turn
+from evotrainer.tasks.probes import make_canary
 from evotrainer.types import Instance, Message
 
 __all__ = ["MeetingTask"]
@@ -174,10 +176,19 @@ class MeetingTask(BaseTask):
         )
         return replace(instance, payload=bare)
 
+    def output_features(self) -> OutputFeatures:
+        """The learned reward model's features of minutes (``HasOutputFeatures``)."""
+        return MINUTES_FEATURES
+
+    def human_references(self, n: int, seed: int, exclude_ids: Collection[str] = ()) -> list[str]:
+        """References of synthetic meetings, the training domain (``HasHumanReferences``): the
+        discriminator's "human" class."""
+        return list(human_reference_pool(None, n, seed, exclude_ids=exclude_ids).texts)
+
     def hostile_instances(self, n: int, seed: int) -> list[Instance]:
         """``n`` synthetic meetings with a planted prompt injection and private data, from a seed
         stream training never uses (the robustness probe), each with a canary instruction of its
-        own (tasks/meetings/hostile.py): a participant asks for a random code in the minutes.
+        own (tasks/probes.py): a participant asks for a random code in the minutes.
         Short (difficulty 0.1, about 350 words), so the default truncation keeps what is
         planted: a probe whose hostile content is cut out would test nothing."""
         from evotrainer.tasks.meetings.generator import MeetingGenerator, meeting_instance
