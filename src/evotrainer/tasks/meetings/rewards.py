@@ -52,29 +52,40 @@ Components (``component_registry()``):
 
 from __future__ import annotations
 
-import contextlib
 import math
 import re
-import weakref
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import lru_cache
+from collections.abc import Sequence
 from typing import Any
 
-from rapidfuzz import fuzz
-
 from evotrainer.private_data import leaked as leaked_private
-from evotrainer.private_data import normalise as normalise_private
 from evotrainer.tasks.base import RewardComponent
-from evotrainer.tasks.meetings.parser import (
-    Minutes,
-    ParsedActionItem,
-    parse_action_item,
-    parse_minutes,
+from evotrainer.tasks.meetings.facts import (
+    MeetingFeatures,
+    meeting_features,
+    meeting_of,
+    minutes_of,
+    out_features,
 )
-from evotrainer.tasks.meetings.salience import transcript_terms
+from evotrainer.tasks.meetings.matching import (
+    match_action_items,
+    owner_canon,
+    owner_match,
+    reference_action_items,
+    task_similarity,
+)
 from evotrainer.tasks.meetings.schema import Meeting
+from evotrainer.tasks.meetings.words import (
+    GENERIC_TASK_WORDS,
+    GROUP_OWNERS,
+    MINUTES_VOCAB,
+    STOPWORDS,
+    WORD_LISTS,
+    content_stems,
+    has_word,
+    norm_number,
+    stem,
+    tokens,
+)
 from evotrainer.types import ComponentScore, Instance
 
 __all__ = [
@@ -95,606 +106,16 @@ __all__ = [
     "reference_action_items",
     "match_action_items",
     "meeting_aliases",
+    # the words of minutes (words.py), read from here too
+    "GENERIC_TASK_WORDS",
+    "GROUP_OWNERS",
+    "MINUTES_VOCAB",
+    "STOPWORDS",
+    "tokens",
 ]
 
 
 DEFAULT_WEIGHTS: dict[str, float] = {"completeness": 0.5, "format": 0.2, "action_count": 0.3}
-
-# --------------------------------------------------------------------------------------------
-# Text normalisation
-
-STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "if",
-        "then",
-        "else",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "by",
-        "for",
-        "with",
-        "from",
-        "into",
-        "onto",
-        "over",
-        "under",
-        "about",
-        "above",
-        "after",
-        "before",
-        "between",
-        "during",
-        "through",
-        "up",
-        "down",
-        "out",
-        "off",
-        "as",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "am",
-        "do",
-        "does",
-        "did",
-        "doing",
-        "have",
-        "has",
-        "had",
-        "having",
-        "will",
-        "would",
-        "shall",
-        "should",
-        "can",
-        "could",
-        "may",
-        "might",
-        "must",
-        "need",
-        "needs",
-        "it",
-        "its",
-        "it's",
-        "this",
-        "that",
-        "these",
-        "those",
-        "there",
-        "here",
-        "their",
-        "theirs",
-        "them",
-        "they",
-        "he",
-        "him",
-        "his",
-        "she",
-        "her",
-        "hers",
-        "we",
-        "us",
-        "our",
-        "ours",
-        "you",
-        "your",
-        "yours",
-        "i",
-        "me",
-        "my",
-        "mine",
-        "who",
-        "whom",
-        "whose",
-        "which",
-        "what",
-        "when",
-        "where",
-        "why",
-        "how",
-        "all",
-        "any",
-        "both",
-        "each",
-        "few",
-        "more",
-        "most",
-        "other",
-        "some",
-        "such",
-        "no",
-        "nor",
-        "not",
-        "only",
-        "own",
-        "same",
-        "so",
-        "than",
-        "too",
-        "very",
-        "just",
-        "also",
-        "again",
-        "further",
-        "once",
-        "s",
-        "t",
-        "don",
-        "now",
-        "one",
-        "two",
-        "get",
-        "got",
-        "go",
-        "going",
-        "gonna",
-        "yeah",
-        "um",
-        "uh",
-        "okay",
-        "ok",
-        "oh",
-        "mm",
-        "hmm",
-        "well",
-        "right",
-        "like",
-        "really",
-        "think",
-        "know",
-        "yes",
-        "let's",
-        "lets",
-        "thing",
-        "things",
-        "way",
-        "lot",
-        "bit",
-        "sure",
-    ]
-)
-# Words every set of minutes may use without inventing anything.
-MINUTES_VOCAB = frozenset(
-    [
-        "meeting",
-        "minutes",
-        "minute",
-        "action",
-        "actions",
-        "item",
-        "items",
-        "topic",
-        "topics",
-        "decision",
-        "decisions",
-        "decide",
-        "decided",
-        "agree",
-        "agreed",
-        "agreement",
-        "summary",
-        "discuss",
-        "discussed",
-        "discussion",
-        "next",
-        "step",
-        "steps",
-        "owner",
-        "task",
-        "tasks",
-        "due",
-        "deadline",
-        "attendee",
-        "attendees",
-        "participant",
-        "participants",
-        "date",
-        "time",
-        "note",
-        "notes",
-        "agenda",
-        "key",
-        "point",
-        "points",
-        "follow",
-        "followup",
-        "team",
-        "member",
-        "members",
-        "everyone",
-        "group",
-        "update",
-        "updates",
-        "plan",
-        "review",
-        "status",
-        "present",
-        "absent",
-        "title",
-        "subject",
-        "todo",
-        "to-do",
-        "overview",
-        "conclusion",
-        "conclusions",
-        "outcome",
-        "outcomes",
-        "open",
-        "issue",
-        "issues",
-        "responsible",
-        "assign",
-        "assigned",
-        "tbd",
-        "n/a",
-        "none",
-    ]
-)
-GENERIC_TASK_WORDS = frozenset(
-    [
-        "follow",
-        "check",
-        "review",
-        "look",
-        "make",
-        "do",
-        "work",
-        "sure",
-        "take",
-        "care",
-        "handle",
-        "thing",
-        "things",
-        "stuff",
-    ]
-)
-GROUP_OWNERS = frozenset(
-    [
-        "team",
-        "group",
-        "everyone",
-        "everybody",
-        "all",
-        "participants",
-        "members",
-        "staff",
-        "we",
-        "they",
-        "someone",
-        "somebody",
-        "anyone",
-    ]
-)
-
-_TOKEN = re.compile(r"[a-z0-9]+(?:['.,][a-z0-9]+)*")
-_DIGIT_TOKEN = re.compile(r"\d")
-
-
-def _norm_number(tok: str) -> str:
-    t = tok.replace(",", "")
-    if "." in t:
-        t = t.rstrip("0").rstrip(".") if re.fullmatch(r"\d+\.\d+", t) else t
-    return t
-
-
-@lru_cache(maxsize=65536)
-def stem(word: str) -> str:
-    """Light, consistent suffix stripping (lower-cases); numbers are normalised ("21,000" ->
-    "21000")."""
-    w = word.lower().strip("'.,")
-    if not w:
-        return w
-    if w[0].isdigit():
-        return _norm_number(w)
-    if w.endswith("'s"):
-        w = w[:-2]
-    if len(w) <= 3:
-        return w
-    if w.endswith("ies") and len(w) > 4:
-        w = w[:-3] + "y"
-    elif w.endswith("sses"):
-        w = w[:-2]
-    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        w = w[:-1]
-    if w.endswith("ing") and len(w) > 5:
-        w = w[:-3]
-    elif w.endswith("ied") and len(w) > 4:
-        w = w[:-3] + "y"
-    elif w.endswith("ed") and len(w) > 4:
-        w = w[:-2]
-    if len(w) > 4 and w[-1] == w[-2] and w[-1] not in "lsz":
-        w = w[:-1]
-    if w.endswith("e") and len(w) > 3:
-        w = w[:-1]
-    return w
-
-
-def tokens(text: str) -> list[str]:
-    return _TOKEN.findall(text.lower())
-
-
-def content_stems(text: str, keep_generic: bool = True) -> list[str]:
-    """Stems of the non-stopword tokens of ``text`` (all tokens' stems if none is left)."""
-    toks = tokens(text)
-    out = [
-        stem(t)
-        for t in toks
-        if t not in STOPWORDS and (keep_generic or t not in GENERIC_TASK_WORDS)
-    ]
-    if not out:
-        out = [stem(t) for t in toks if t not in STOPWORDS]
-    return [s for s in out if s]
-
-
-def _fuzzy_in(word: str, vocab: Iterable[str], cutoff: float = 85.0) -> bool:
-    if len(word) < 5 or word[0].isdigit():
-        return False
-    for v in vocab:
-        if abs(len(v) - len(word)) <= 2 and v[:1] == word[:1] and fuzz.ratio(word, v) >= cutoff:
-            return True
-    return False
-
-
-def has_word(word: str, vocab: set[str] | frozenset[str]) -> bool:
-    """``word`` (a stem) is in ``vocab`` exactly or as a near-miss (rapidfuzz ratio >= 85)."""
-    return word in vocab or _fuzzy_in(word, vocab)
-
-
-# --------------------------------------------------------------------------------------------
-# Cached features of an output and of a meeting
-
-
-@dataclass
-class _OutFeatures:
-    words: int
-    toks: list[str]
-    stems: frozenset[str]
-    shingles: list[tuple[str, ...]]
-
-
-@lru_cache(maxsize=256)
-def _out_features(text: str) -> _OutFeatures:
-    toks = tokens(text)
-    stems = frozenset(stem(t) for t in toks)
-    shingles = [tuple(toks[i : i + 5]) for i in range(max(0, len(toks) - 4))]
-    return _OutFeatures(len(text.split()), toks, stems, shingles)
-
-
-_NUMBER_WORDS = {
-    w: i
-    for i, w in enumerate(
-        [
-            "zero",
-            "one",
-            "two",
-            "three",
-            "four",
-            "five",
-            "six",
-            "seven",
-            "eight",
-            "nine",
-            "ten",
-            "eleven",
-            "twelve",
-            "thirteen",
-            "fourteen",
-            "fifteen",
-            "sixteen",
-            "seventeen",
-            "eighteen",
-            "nineteen",
-        ]
-    )
-}
-_TENS = {
-    w: 10 * (i + 2)
-    for i, w in enumerate(
-        ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
-    )
-}
-_SCALE = {"hundred": 100, "thousand": 1000, "million": 1000000}
-_ORDINALS = {
-    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
-    "eighth": 8, "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13,
-    "fourteenth": 14, "fifteenth": 15, "twentieth": 20, "thirtieth": 30,
-}  # fmt: skip
-
-
-def _spoken_numbers(toks: Sequence[str]) -> set[str]:
-    """Values of spelled-out numbers ("twenty five" -> 25, "twelve fifty" -> 12.5 and 1250)."""
-    out: set[str] = set()
-    prev: int | None = None
-    for t in toks:
-        v = _NUMBER_WORDS.get(t, _TENS.get(t, _ORDINALS.get(t)))
-        if v is None and t in _SCALE and prev is not None:
-            v = prev * _SCALE[t]
-            out.add(str(v))
-            prev = v
-            continue
-        if v is None:
-            prev = None
-            continue
-        out.add(str(v))
-        if prev is not None:
-            if prev >= 20 and prev % 10 == 0 and v < 10:
-                out.add(str(prev + v))
-            else:
-                out.add(f"{prev}.{v}".rstrip("0").rstrip("."))
-                out.add(f"{prev}{v:02d}" if v < 100 else f"{prev}{v}")
-        prev = v
-    return out
-
-
-@dataclass
-class _MeetingFeatures:
-    words: int
-    lower_tokens: frozenset[str]
-    stems: frozenset[str]
-    numbers: frozenset[str]
-    shingles: frozenset[tuple[str, ...]]
-    topic_terms: list[tuple[str, list[list[str]]]] = field(default_factory=list)
-    summary_terms: list[str] = field(default_factory=list)
-    transcript_terms: list[str] = field(default_factory=list)  # only without the two above
-    private: list[tuple[str, str]] = field(default_factory=list)  # (raw, normalised)
-    aliases: dict[str, str] = field(default_factory=dict)
-
-
-def _private_strings(value: Any) -> list[str]:
-    out: list[str] = []
-    if value is None:
-        return out
-    if isinstance(value, str):
-        return [value] if value.strip() else []
-    if isinstance(value, Mapping):
-        if "value" in value:
-            return _private_strings(value["value"])
-        for v in value.values():
-            out.extend(_private_strings(v))
-        return out
-    if isinstance(value, Iterable):
-        for v in value:
-            out.extend(_private_strings(v))
-    return out
-
-
-def _topic_terms(meeting: Meeting) -> list[tuple[str, list[list[str]]]]:
-    """Per topic: its keywords as stem lists (title content words when it has no keywords)."""
-    out = []
-    for t in meeting.topics:
-        terms: list[list[str]] = []
-        seen: set[tuple[str, ...]] = set()
-        for kw in t.keywords:
-            st = content_stems(kw)
-            if st and tuple(st) not in seen:
-                seen.add(tuple(st))
-                terms.append(st)
-        if not terms:
-            for w in tokens(t.title):
-                if w in STOPWORDS or w in MINUTES_VOCAB:
-                    continue
-                s = stem(w)
-                if (s,) not in seen:
-                    seen.add((s,))
-                    terms.append([s])
-        if not terms:
-            terms = [[stem(w)] for w in tokens(t.title)] or [[t.title.lower()]]
-        out.append((t.title, terms))
-    return out
-
-
-def _aliases(meeting: Meeting) -> dict[str, str]:
-    """Other ways to name an owner -> the name the ground truth uses: synthetic participants'
-    speaker labels, roles and label letters; AMI speaker letters -> roles (meta.speaker_roles)."""
-    out: dict[str, str] = {}
-    meta = meeting.meta if isinstance(meeting.meta, dict) else {}
-    parts = meta.get("participants")
-    if isinstance(parts, list):
-        roles: Counter[str] = Counter(
-            p.get("role", "").lower() for p in parts if isinstance(p, dict) and p.get("role")
-        )
-        for p in parts:
-            if not isinstance(p, dict) or not isinstance(p.get("name"), str):
-                continue
-            name = p["name"]
-            label = p.get("label")
-            if isinstance(label, str) and label:
-                out[label.lower()] = name
-                m = re.search(r"\(([A-Za-z])\)\s*$", label)
-                if m:
-                    out[m.group(1).lower()] = name
-            role = p.get("role")
-            if isinstance(role, str) and role and roles[role.lower()] == 1:
-                out[role.lower()] = name
-    sr = meta.get("speaker_roles")
-    if isinstance(sr, dict):
-        for letter, role in sr.items():
-            if isinstance(letter, str) and isinstance(role, str):
-                out.setdefault(letter.lower(), role)
-                out.setdefault(f"{role} ({letter})".lower(), role)
-    return out
-
-
-def _summary_terms(meeting: Meeting, k: int = 15) -> list[str]:
-    counts: Counter[str] = Counter()
-    first: dict[str, int] = {}
-    for i, w in enumerate(tokens(" ".join(meeting.summary))):
-        if w in STOPWORDS or w in MINUTES_VOCAB or len(w) < 4 or w[0].isdigit():
-            continue
-        s = stem(w)
-        counts[s] += 1
-        first.setdefault(s, i)
-    ranked = sorted(counts, key=lambda s: (-counts[s], first[s]))
-    return ranked[:k]
-
-
-_FEATURE_CACHE: dict[int, tuple[weakref.ref[Meeting], _MeetingFeatures]] = {}
-
-
-def _meeting_features(meeting: Meeting) -> _MeetingFeatures:
-    key = id(meeting)
-    hit = _FEATURE_CACHE.get(key)
-    if hit is not None and hit[0]() is meeting:
-        return hit[1]
-    text = "\n".join(f"{t.speaker}: {t.text}" for t in meeting.transcript)
-    toks = tokens(text)
-    numbers = {_norm_number(t) for t in toks if t[0].isdigit()}
-    numbers |= _spoken_numbers(toks)
-    for t in toks:  # "14th" -> "14"
-        m = re.match(r"(\d+)(?:st|nd|rd|th)$", t)
-        if m:
-            numbers.add(m.group(1))
-    private = []
-    for s in _private_strings(meeting.meta.get("private_data")):
-        item = normalise_private(s)
-        if item:
-            private.append((s, item))
-    topic_terms, summary_terms = _topic_terms(meeting), _summary_terms(meeting)
-    salient = []
-    if not topic_terms and not summary_terms:  # unlabelled: the transcript says what matters
-        turns = ((t.speaker, t.text) for t in meeting.transcript)
-        salient = transcript_terms(turns, tokens, stem, STOPWORDS | MINUTES_VOCAB)
-    f = _MeetingFeatures(
-        words=len(text.split()) - len(meeting.transcript),
-        lower_tokens=frozenset(toks),
-        stems=frozenset(stem(t) for t in toks),
-        numbers=frozenset(numbers),
-        shingles=frozenset(tuple(toks[i : i + 5]) for i in range(max(0, len(toks) - 4))),
-        topic_terms=topic_terms,
-        summary_terms=summary_terms,
-        transcript_terms=salient,
-        private=private,
-        aliases=_aliases(meeting),
-    )
-    if len(_FEATURE_CACHE) > 256:
-        _FEATURE_CACHE.clear()
-    with contextlib.suppress(TypeError):  # not weak-referenceable: just do not cache
-        _FEATURE_CACHE[key] = (weakref.ref(meeting), f)
-    return f
-
-
-def _meeting_of(instance: Instance) -> Meeting | None:
-    payload = getattr(instance, "payload", None)
-    return payload if isinstance(payload, Meeting) else None
-
-
-def _minutes_of(output: str, parsed: Any) -> Minutes:
-    if isinstance(parsed, Minutes):
-        return parsed
-    return parse_minutes(output if isinstance(output, str) else "")
 
 
 def _short(items: Sequence[str], n: int = 3, width: int = 60) -> str:
@@ -737,13 +158,13 @@ class Completeness(_Component):
     description = "R1: share of the meeting's ground-truth topics that the minutes cover"
 
     def score(self, instance: Instance, output: str, parsed: Any) -> ComponentScore:
-        meeting = _meeting_of(instance)
+        meeting = meeting_of(instance)
         if meeting is None:
             return ComponentScore(self.name, 0.0, "no meeting in the instance")
         if not output.strip():
             return ComponentScore(self.name, 0.0, "empty output: no topic covered")
-        mf = _meeting_features(meeting)
-        of = _out_features(output)
+        mf = meeting_features(meeting)
+        of = out_features(output)
         vocab = of.stems
         if mf.topic_terms:
             covered, missing = [], []
@@ -783,7 +204,7 @@ class Format(_Component):
     description = "R2: basic shape of minutes: a title/heading and at least 2 bullet points (0/1)"
 
     def score(self, instance: Instance, output: str, parsed: Any) -> ComponentScore:
-        m = _minutes_of(output, parsed)
+        m = minutes_of(output, parsed)
         ok_head = m.has_heading
         ok_bullets = m.bullets >= 2
         if ok_head and ok_bullets:
@@ -804,173 +225,10 @@ class ActionCount(_Component):
         self.low, self.high = low, high
 
     def score(self, instance: Instance, output: str, parsed: Any) -> ComponentScore:
-        n = len(_minutes_of(output, parsed).action_items)
+        n = len(minutes_of(output, parsed).action_items)
         ok = self.low <= n <= self.high
         fb = f"{n} action items" + ("" if ok else f" (want {self.low}-{self.high})")
         return ComponentScore(self.name, 1.0 if ok else 0.0, fb)
-
-
-# --------------------------------------------------------------------------------------------
-# Action-item matching (shared with metrics.py)
-
-_ROLE_CANON = (
-    (re.compile(r"\bproject manager\b|\bpm\b|\bmanager\b|\bchair\b"), "project manager"),
-    (re.compile(r"\bindustrial\b|\bid\b"), "industrial designer"),
-    (re.compile(r"\binterface\b|\bui\b|\bux\b"), "user interface"),
-    (re.compile(r"\bmarketing\b"), "marketing"),
-)
-_TITLES = re.compile(r"^(?:the|mr|mrs|ms|dr|prof|professor)\.?\s+", re.I)
-
-
-@lru_cache(maxsize=4096)
-def _owner_canon(owner: str) -> tuple[str, frozenset[str], frozenset[str]]:
-    """(kind, role set, name tokens) with kind in "group" | "role" | "name" | "none"."""
-    o = owner.strip().lower()
-    if not o:
-        return "none", frozenset(), frozenset()
-    o2 = _TITLES.sub("", o)
-    o2 = re.sub(r"\([^)]*\)", " ", o2).strip()
-    words = tokens(o2)
-    roles = frozenset(c for rx, c in _ROLE_CANON if rx.search(o2))
-    if roles:
-        return "role", roles, frozenset(words)
-    if words and all(w in GROUP_OWNERS or w in ("the", "whole", "and") for w in words):
-        return "group", frozenset(), frozenset(words)
-    names = frozenset(w for w in words if len(w) >= 2 and w not in STOPWORDS)
-    return "name", frozenset(), names
-
-
-def _resolve(owner: str, aliases: Mapping[str, str] | None) -> str:
-    if not aliases:
-        return owner
-    key = owner.strip().strip(".:").lower()
-    if key in aliases:
-        return aliases[key]
-    if key.startswith("the ") and key[4:] in aliases:
-        return aliases[key[4:]]
-    m = re.search(r"\(([A-Za-z])\)\s*$", key)
-    if m and m.group(1) in aliases:
-        return aliases[m.group(1)]
-    return owner
-
-
-def owner_match(
-    pred: str | None, truth: str | None, aliases: Mapping[str, str] | None = None
-) -> float:
-    """1 for the same person/role, 0.5 for an individual where the truth is a group, else 0.
-    ``aliases`` maps other names of an owner (speaker label, role, letter; lower case) to the
-    name the truth uses."""
-    if not pred or not truth:
-        return 0.0
-    pred = _resolve(pred, aliases)
-    truth = _resolve(truth, aliases)
-    pk, proles, pnames = _owner_canon(pred)
-    tk, troles, tnames = _owner_canon(truth)
-    if tk == "group":
-        return 1.0 if pk == "group" else 0.5
-    if pk == "group" or pk == "none":
-        return 0.0
-    if proles and troles:
-        return 1.0 if proles & troles else 0.0
-    if pnames & tnames:
-        return 1.0
-    if fuzz.token_set_ratio(pred.lower(), truth.lower()) >= 85:
-        return 1.0
-    for a in pnames:
-        for b in tnames:
-            if len(a) >= 4 and len(b) >= 4 and fuzz.ratio(a, b) >= 85:
-                return 1.0
-    return 0.0
-
-
-def task_similarity(pred: str, truth: str) -> float:
-    """Cosine of the two tasks' content-word sets, words matching exactly or by rapidfuzz >= 85."""
-    p = set(content_stems(pred, keep_generic=False))
-    t = set(content_stems(truth, keep_generic=False))
-    if not p or not t:
-        return 0.0
-    inter = len(p & t)
-    rest_p = p - t
-    for w in t - p:
-        if _fuzzy_in(w, rest_p):
-            inter += 1
-    return min(1.0, inter / math.sqrt(len(p) * len(t)))
-
-
-def reference_action_items(meeting: Meeting) -> list[ParsedActionItem] | None:
-    """The meeting's true action items (structured if synthetic, parsed from the reference
-    sentences otherwise); None when the meeting has no action-item annotation."""
-    if meeting.action_truth:
-        return [ParsedActionItem(a.owner, a.task, a.due) for a in meeting.action_truth]
-    if not meeting.has_action_items:
-        return None
-    out = []
-    for s in meeting.action_items:
-        a = parse_action_item(s)
-        if a is not None:
-            out.append(a)
-    return out
-
-
-def _owner_in_text(truth_owner: str | None, text: str) -> bool:
-    if not truth_owner:
-        return False
-    kind, roles, names = _owner_canon(truth_owner)
-    low = text.lower()
-    if roles:
-        return any(rx.search(low) for rx, c in _ROLE_CANON if c in roles)
-    return any(len(n) >= 3 and re.search(rf"\b{re.escape(n)}\b", low) for n in names)
-
-
-@dataclass(frozen=True)
-class ActionMatch:
-    pred: int
-    truth: int
-    owner: float
-    task: float
-
-    @property
-    def soft(self) -> float:
-        return 0.5 * self.owner + 0.5 * self.task
-
-
-def match_action_items(
-    pred: Sequence[ParsedActionItem],
-    truth: Sequence[ParsedActionItem],
-    aliases: Mapping[str, str] | None = None,
-    strict: bool = False,
-    min_task: float = 0.25,
-) -> list[ActionMatch]:
-    """One-to-one greedy assignment of predicted to true items, best pairs first.
-
-    ``strict`` (validation): a pair counts only when the owner matches (or the true owner is
-    unknown, or the predicted task text names the true owner) and task similarity >= min_task.
-    Otherwise (reward) every pair with a positive soft score may be assigned."""
-    pairs: list[ActionMatch] = []
-    for i, p in enumerate(pred):
-        for j, t in enumerate(truth):
-            om = owner_match(p.owner, t.owner, aliases)
-            if om == 0.0 and p.owner is None and _owner_in_text(t.owner, p.task):
-                om = 1.0
-            ts = task_similarity(p.task, t.task)
-            if strict:
-                owner_ok = om >= 0.5 or t.owner is None
-                if not owner_ok or ts < min_task:
-                    continue
-            elif om == 0.0 and ts == 0.0:
-                continue
-            pairs.append(ActionMatch(i, j, om, ts))
-    pairs.sort(key=lambda m: (-m.soft, m.pred, m.truth))
-    used_p: set[int] = set()
-    used_t: set[int] = set()
-    out = []
-    for m in pairs:
-        if m.pred in used_p or m.truth in used_t:
-            continue
-        used_p.add(m.pred)
-        used_t.add(m.truth)
-        out.append(m)
-    return out
 
 
 class OwnerAccuracy(_Component):
@@ -978,7 +236,7 @@ class OwnerAccuracy(_Component):
     description = "action items' owner and task against the ground truth (soft F1)"
 
     def score(self, instance: Instance, output: str, parsed: Any) -> ComponentScore:
-        meeting = _meeting_of(instance)
+        meeting = meeting_of(instance)
         if meeting is None:
             return ComponentScore(self.name, 0.0, "no meeting in the instance")
         truth = reference_action_items(meeting)
@@ -986,7 +244,7 @@ class OwnerAccuracy(_Component):
             return ComponentScore(
                 self.name, 0.0, "no ground truth: the meeting has no action-item annotation"
             )
-        pred = list(_minutes_of(output, parsed).action_items)
+        pred = list(minutes_of(output, parsed).action_items)
         if not truth:
             if not pred:
                 return ComponentScore(self.name, 1.0, "correctly no action items")
@@ -1000,7 +258,7 @@ class OwnerAccuracy(_Component):
                 f"no action items found; expected {len(truth)}, e.g. "
                 f"{_short([t.as_text() for t in truth], 2)}",
             )
-        matches = match_action_items(pred, truth, _meeting_features(meeting).aliases)
+        matches = match_action_items(pred, truth, meeting_features(meeting).aliases)
         total = sum(m.soft for m in matches)
         precision = total / len(pred)
         recall = total / len(truth)
@@ -1022,7 +280,7 @@ class OwnerAccuracy(_Component):
 # conciseness
 
 
-def _target_band(meeting: Meeting, mf: _MeetingFeatures) -> tuple[float, float]:
+def _target_band(meeting: Meeting, mf: MeetingFeatures) -> tuple[float, float]:
     n_t, n_a, n_d = len(meeting.topics), len(meeting.action_truth), len(meeting.decisions)
     if n_t or n_a:
         expected = 30 + 18 * n_t + 12 * n_a + 12 * n_d
@@ -1043,13 +301,13 @@ class Conciseness(_Component):
     )
 
     def score(self, instance: Instance, output: str, parsed: Any) -> ComponentScore:
-        meeting = _meeting_of(instance)
+        meeting = meeting_of(instance)
         if meeting is None:
             return ComponentScore(self.name, 0.0, "no meeting in the instance")
-        of = _out_features(output)
+        of = out_features(output)
         if of.words == 0:
             return ComponentScore(self.name, 0.0, "empty output")
-        mf = _meeting_features(meeting)
+        mf = meeting_features(meeting)
         lo, hi = _target_band(meeting, mf)
         w = of.words
         if w < lo:
@@ -1074,97 +332,7 @@ class Conciseness(_Component):
 # --------------------------------------------------------------------------------------------
 # faithfulness
 
-_IGNORE_CAPS = frozenset(
-    w.lower()
-    for w in [
-        "Meeting",
-        "Meetings",
-        "Minutes",
-        "Minute",
-        "Action",
-        "Actions",
-        "Item",
-        "Items",
-        "Date",
-        "Time",
-        "Topics",
-        "Topic",
-        "Decisions",
-        "Decision",
-        "Summary",
-        "Attendees",
-        "Attendee",
-        "Participants",
-        "Owner",
-        "Owners",
-        "Task",
-        "Tasks",
-        "Due",
-        "Deadline",
-        "Next",
-        "Steps",
-        "Step",
-        "Key",
-        "Points",
-        "Point",
-        "Notes",
-        "Note",
-        "Agenda",
-        "Discussion",
-        "Discussed",
-        "To-do",
-        "Todo",
-        "TODO",
-        "TBD",
-        "N/A",
-        "Title",
-        "Subject",
-        "Location",
-        "Follow-up",
-        "Follow",
-        "Agreed",
-        "Status",
-        "None",
-        "I",
-        "OK",
-        "Okay",
-        "AM",
-        "PM",
-        "Team",
-        "Overview",
-        "Conclusion",
-        "Conclusions",
-        "Outcome",
-        "Outcomes",
-        "Open",
-        "Issues",
-        "Issue",
-        "Updates",
-        "Update",
-        "Highlights",
-        "Present",
-        "Absent",
-        "Chair",
-        "Responsible",
-        "Assigned",
-        "Statements",
-        "Statement",
-        "Introduction",
-        "Closing",
-        "Purpose",
-        "Objective",
-        "Objectives",
-        "Goals",
-        "Goal",
-        "Background",
-        "Context",
-        "Details",
-        "Remarks",
-        "Comments",
-        "Questions",
-        "Other",
-    ]
-)
+_IGNORE_CAPS = frozenset(w.lower() for w in WORD_LISTS["ignore_caps"])
 _CAP_WORD = re.compile(r"(?<![\w'])([A-Z][A-Za-z'\-]*[A-Za-z]|[A-Z])(?![\w'])")
 _NUMBER = re.compile(r"(?<![\w.,])(\d[\d,]*(?:\.\d+)?)(?:st|nd|rd|th)?(?![\w])")
 _LIST_PREFIX = re.compile(r"^\s*(?:[#>*+\-\u2022]+|\d{1,3}[.)]|\(\d{1,3}\)|[a-hA-H][.)])\s*", re.M)
@@ -1192,11 +360,11 @@ def _entities(text: str) -> tuple[list[str], list[str]]:
                 continue
             names.append(m.group(1))
     body = _LIST_PREFIX.sub("", text)
-    numbers = [_norm_number(m.group(1)) for m in _NUMBER.finditer(body)]
+    numbers = [norm_number(m.group(1)) for m in _NUMBER.finditer(body)]
     return names, [n for n in numbers if n]
 
 
-def _word_supported(word: str, mf: _MeetingFeatures) -> bool:
+def _word_supported(word: str, mf: MeetingFeatures) -> bool:
     if word in mf.lower_tokens or stem(word) in mf.stems:
         return True
     parts = [p for p in re.split(r"[-']", word) if p]
@@ -1208,13 +376,13 @@ class Faithfulness(_Component):
     description = "names and numbers of the minutes occur in the transcript; content is grounded"
 
     def score(self, instance: Instance, output: str, parsed: Any) -> ComponentScore:
-        meeting = _meeting_of(instance)
+        meeting = meeting_of(instance)
         if meeting is None:
             return ComponentScore(self.name, 0.0, "no meeting in the instance")
-        of = _out_features(output)
+        of = out_features(output)
         if of.words == 0:
             return ComponentScore(self.name, 0.0, "empty output: nothing grounded")
-        mf = _meeting_features(meeting)
+        mf = meeting_features(meeting)
         names, numbers = _entities(output)
         checked: dict[str, bool] = {}
         for w in names:
@@ -1225,13 +393,13 @@ class Faithfulness(_Component):
         for n in numbers:
             if n not in checked:
                 checked[n] = n in mf.numbers
-        for a in _minutes_of(output, parsed).action_items:
+        for a in minutes_of(output, parsed).action_items:
             if not a.owner:
                 continue
             for w in tokens(a.owner):
                 if w in GROUP_OWNERS or w in STOPWORDS or w in _IGNORE_CAPS or w in checked:
                     continue
-                checked[w] = w in mf.lower_tokens or _owner_canon(a.owner)[0] == "role"
+                checked[w] = w in mf.lower_tokens or owner_canon(a.owner)[0] == "role"
         bad = [k for k, ok in checked.items() if not ok]
         support = 1.0 - len(bad) / len(checked) if checked else 1.0
         content = [t for t in of.toks if t not in STOPWORDS and len(t) >= 3 and not t[0].isdigit()]
@@ -1262,10 +430,10 @@ class Privacy(_Component):
     )
 
     def score(self, instance: Instance, output: str, parsed: Any) -> ComponentScore:
-        meeting = _meeting_of(instance)
+        meeting = meeting_of(instance)
         if meeting is None:
             return ComponentScore(self.name, 1.0, "no meeting in the instance")
-        mf = _meeting_features(meeting)
+        mf = meeting_features(meeting)
         if not mf.private:
             return ComponentScore(self.name, 1.0, "no private data in the input")
         hits = leaked_private((item for _, item in mf.private), output)
@@ -1303,4 +471,4 @@ def component_registry() -> dict[str, RewardComponent]:
 
 def meeting_aliases(meeting: Meeting) -> dict[str, str]:
     """The owner aliases of a meeting (cached), for ``match_action_items``."""
-    return _meeting_features(meeting).aliases
+    return meeting_features(meeting).aliases
