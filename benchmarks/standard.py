@@ -393,9 +393,9 @@ def _inert_sections(engine: dict[str, Any]) -> dict[str, Any]:
     (distill.max_seq_len 1,024 -> 1,536) must not refuse cells that ran before it."""
 
     def strip(config: Any) -> Any:
-        if isinstance(config, dict) and isinstance(config.get("distill"), dict):
-            if not config["distill"].get("enabled", False):
-                return {**config, "distill": {"enabled": False}}
+        section = config.get("distill") if isinstance(config, dict) else None
+        if isinstance(section, dict) and not section.get("enabled", False):
+            return {**config, "distill": {"enabled": False}}
         return config
 
     out = dict(engine)
