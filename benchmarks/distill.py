@@ -32,7 +32,7 @@ from evotrainer.types import Instance, Lineage
 DISTILL_METHODS = ("weights_only", "sft_refs", "alternation", "alternation_frozen")
 ENGINE_DISTILL = {"alternation": True, "alternation_frozen": False}  # method -> outer loop on
 # the same adapter settings for every method (docs/distillation.md)
-LORA = {"rank": 8, "alpha": 16.0, "learning_rate": 2e-4, "epochs": 2.0, "max_seq_len": 1024}
+LORA = {"rank": 8, "alpha": 16.0, "learning_rate": 2e-4, "epochs": 2.0, "max_seq_len": 1536}
 MAX_PAIRS = 64
 KEEP_SHARE = 0.5
 SEED_R = {

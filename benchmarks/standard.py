@@ -387,6 +387,25 @@ def _diff(a: Any, b: Any, path: str = "", defaults: Any = None) -> list[str]:
     return []
 
 
+def _inert_sections(engine: dict[str, Any]) -> dict[str, Any]:
+    """The engine settings without the fields of a switched-off distillation section: they
+    change nothing a cell measures (a scarce-labels cell never distils), so a new default there
+    (distill.max_seq_len 1,024 -> 1,536) must not refuse cells that ran before it."""
+
+    def strip(config: Any) -> Any:
+        section = config.get("distill") if isinstance(config, dict) else None
+        if isinstance(section, dict) and not section.get("enabled", False):
+            return {**config, "distill": {"enabled": False}}
+        return config
+
+    out = dict(engine)
+    if "config" in out:
+        out["config"] = strip(out["config"])
+    if isinstance(out.get("per_method"), dict):
+        out["per_method"] = {m: strip(c) for m, c in out["per_method"].items()}
+    return out
+
+
 def check_settings(
     results: Path,
     compared: dict[str, Any],
@@ -417,8 +436,8 @@ def check_settings(
         defaults = engine_defaults()
         per_defaults = {m: defaults for m in ENGINE_METHODS}
         ediffs = _diff(
-            doc.get("engine", {}),
-            engine,
+            _inert_sections(doc.get("engine", {})),
+            _inert_sections(engine),
             defaults={"config": defaults, "per_method": per_defaults},
         )
         if ediffs:

@@ -577,3 +577,16 @@ def test_a_killed_engine_cell_resumes_from_its_checkpoint_and_spends_its_budget_
     assert got["calls"] == want["calls"] and got["selection_s_val"] == want["selection_s_val"]
     events = (run_dir / "events.jsonl").read_text()
     assert '"run_resumed"' in events
+
+
+def test_a_switched_off_distillation_section_is_no_engine_difference():
+    from benchmarks import standard
+
+    recorded = {"per_method": {"fixed": {"distill": {"enabled": False, "max_seq_len": 1024}}}}
+    now = {"per_method": {"fixed": {"distill": {"enabled": False, "max_seq_len": 1536}}}}
+    assert standard._diff(standard._inert_sections(recorded), standard._inert_sections(now)) == []
+    on = {"per_method": {"fixed": {"distill": {"enabled": True, "max_seq_len": 1536}}}}
+    off = {"per_method": {"fixed": {"distill": {"enabled": True, "max_seq_len": 1024}}}}
+    assert standard._diff(standard._inert_sections(off), standard._inert_sections(on)) == [
+        "per_method.fixed.distill.max_seq_len: 1024 recorded, 1536 now"
+    ]

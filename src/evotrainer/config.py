@@ -687,7 +687,10 @@ class DistillConfig(_Strict):
     learning_rate: float = Field(2e-4, gt=0, description="AdamW learning rate")
     epochs: float = Field(2.0, gt=0, description="passes over the pairs")
     max_seq_len: int = Field(
-        1024, ge=64, description="tokens of one pair (prompt + answer); longer prompts are cut"
+        1536,
+        ge=64,
+        description="tokens of one pair (prompt + answer); longer ones are cut (a 1,024-token "
+        "transcript, the instructions and a 256-token answer need about 1,500)",
     )
     threads: int | None = Field(
         None, ge=1, description="torch CPU threads while training; None = the free cores"
