@@ -47,6 +47,7 @@ lint: setup
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/lint-imports
+	$(BIN)/python -m mypy
 
 test: lint
 	$(BIN)/python -m pytest -q
