@@ -1,6 +1,8 @@
 """Turn free-form model output into structured minutes.
 
-``parse_minutes(text) -> Minutes`` never raises. It reads the output line by line:
+``parse_minutes(text) -> Minutes`` never raises. It reads the output line by line: lines.py
+classifies each line on its own, and a small state machine (``_MinutesBuilder``) reads the
+classified lines in order, keeping the kind of the current section and any open table:
 
 - headings: markdown ``#``..``######``, a whole-line ``**bold**``/``__bold__`` line, a setext
   heading (a line underlined with ``===``/``---``), a short label line ending in a colon
@@ -37,6 +39,20 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from evotrainer.tasks.meetings.lines import (
+    BULLET,
+    CHECKBOX,
+    HEADING_NUMBER,
+    LABEL,
+    META_WORDS,
+    TITLE_LABEL,
+    Line,
+    classify_line,
+    clean,
+    section_kind,
+    strip_markdown,
+)
+
 __all__ = ["Minutes", "ParsedActionItem", "parse_minutes", "parse_action_item", "strip_markdown"]
 
 
@@ -70,50 +86,12 @@ class Minutes:
 # --------------------------------------------------------------------------------------------
 # Regexes (compiled once)
 
-_MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s*(.*?)\s*#*\s*$")
-_BOLD_LINE = re.compile(r"^\s*(?:\*\*|__)(.+?)(?:\*\*|__)\s*(:?)\s*$")
-_BOLD_LABEL = re.compile(
-    r"^\s*(?:\*\*|__)([^*_]{1,60}?)(?::\s*(?:\*\*|__)|(?:\*\*|__)\s*:)\s*(.*)$"
-)
-_HEADING_NUMBER = re.compile(r"^\s*(?:\d{1,2}|[ivxIVX]{1,4})[.)]\s+")
-_SETEXT = re.compile(r"^\s*(?:={3,}|-{3,})\s*$")
-_HRULE = re.compile(r"^\s*(?:[-*_]\s*){3,}$")
-_BULLET = re.compile(
-    r"^\s*(?:[-*+\u2022\u00b7\u2023\u25e6\u25aa\u25cf\u2013\u2014>]|\d{1,3}[.)]|\(\d{1,3}\)|[a-hA-H][.)])"
-    r"\s+(.*)$"
-)
-_CHECKBOX = re.compile(r"^\[( |x|X|\u2713)?\]\s*(.*)$")
-_TABLE_ROW = re.compile(r"^\s*\|(.*)\|\s*$")
-_TABLE_SEP = re.compile(r"^[\s|:\-]+$")
-_LABEL = re.compile(r"^([A-Za-z][A-Za-z /&'\-]{0,40}?)\s*:\s*(.*)$")
-_MARKUP = re.compile(r"\*\*|__|`|~~|\*")
-_SPACES = re.compile(r"\s+")
 _SENT_SPLIT = re.compile(r"(?<=[.!?;])\s+(?=[A-Z0-9\"'(])")
 _DECISION_HINT = re.compile(
     r"\b(?:agreed|decided|decision|approved|settled on|resolved|we will go with|will go with)\b",
     re.I,
 )
 
-_ACTION_WORDS = re.compile(
-    r"\b(?:action|actions|to-?dos?|todo list|tasks?|next steps?|follow[- ]?ups?|assignments?|"
-    r"who does what|open items|deliverables)\b",
-    re.I,
-)
-_DECISION_WORDS = re.compile(
-    r"\b(?:decisions?|decided|agreed|agreements?|resolutions?|conclusions?|outcomes?)\b", re.I
-)
-_META_WORDS = re.compile(
-    r"^(?:date|time|when|attendees|participants|present|absent|location|place|venue|chair|"
-    r"facilitator|minutes taken by|note taker|scribe|recorder|next meeting|duration|"
-    r"meeting date|date and time|attendance)\b",
-    re.I,
-)
-_TOPIC_WORDS = re.compile(
-    r"\b(?:topics?|agenda|discussion|discussed|key points|main points|points|highlights|summary|"
-    r"overview|key statements|statements|notes|items discussed|issues|updates?)\b",
-    re.I,
-)
-_TITLE_LABEL = re.compile(r"^(?:title|subject|minutes|meeting title|meeting|re)$", re.I)
 _ACTION_LABEL = re.compile(r"^(?:action(?: item)?|todo|to-do|ai|task|follow[- ]?up)$", re.I)
 _DECISION_LABEL = re.compile(r"^(?:decision|decided|agreed|agreement|resolution|outcome)$", re.I)
 
@@ -257,30 +235,6 @@ _PLACEHOLDER_TASK = frozenset(
 )
 
 
-def strip_markdown(s: str) -> str:
-    """Drop emphasis markers and collapse whitespace."""
-    if "*" in s or "_" in s or "`" in s or "~" in s:
-        s = _MARKUP.sub("", s)
-    return _SPACES.sub(" ", s).strip()
-
-
-def _clean(s: str) -> str:
-    return strip_markdown(s).strip(" \t:;,-\u2013\u2014")
-
-
-def _section_kind(heading: str) -> str:
-    h = heading.strip().lower()
-    if _ACTION_WORDS.search(h):
-        return "action"
-    if _DECISION_WORDS.search(h):
-        return "decision"
-    if _META_WORDS.match(h):
-        return "meta"
-    if _TOPIC_WORDS.search(h):
-        return "topic"
-    return "other"
-
-
 def _is_name_like(owner: str) -> bool:
     words = owner.split()
     if not words or len(words) > 4:
@@ -299,14 +253,6 @@ def _looks_like_task(task: str) -> bool:
     return any(w[:1].islower() for w in words)
 
 
-def _next_is_list(lines: list[str], i: int) -> bool:
-    for j in range(i + 1, min(i + 4, len(lines))):
-        s = lines[j].strip()
-        if s:
-            return bool(_BULLET.match(s)) or s.startswith("|")
-    return False
-
-
 def parse_action_item(text: str) -> ParsedActionItem | None:
     """Owner, task and due date of one action-item text; None for an empty or placeholder item."""
     return _parse_action_item(text) if len(text) <= 2000 else _parse_action_item.__wrapped__(text)
@@ -315,10 +261,10 @@ def parse_action_item(text: str) -> ParsedActionItem | None:
 @lru_cache(maxsize=4096)
 def _parse_action_item(text: str) -> ParsedActionItem | None:
     s = strip_markdown(text)
-    m = _BULLET.match(s)
+    m = BULLET.match(s)
     if m:
         s = m.group(1)
-    m = _CHECKBOX.match(s)
+    m = CHECKBOX.match(s)
     if m:
         s = m.group(2)
     s = s.strip(" \t;,")
@@ -385,10 +331,6 @@ def _parse_action_item(text: str) -> ParsedActionItem | None:
 # --------------------------------------------------------------------------------------------
 
 
-def _split_cells(row: str) -> list[str]:
-    return [_clean(c) for c in row.split("|")]
-
-
 def _table_items(
     rows: list[list[str]], in_action: bool
 ) -> tuple[list[ParsedActionItem], list[str]]:
@@ -444,256 +386,203 @@ def _dedupe(xs: list[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def parse_minutes(text: str) -> Minutes:
-    """Structure of free-form minutes. Never raises; empty input gives empty Minutes."""
-    if not isinstance(text, str):
-        text = "" if text is None else str(text)
-    lines = text.splitlines()
-    title: str | None = None
-    sections: list[str] = []
-    topics: list[str] = []
-    decisions: list[str] = []
-    actions: list[ParsedActionItem] = []
-    fallback_actions: list[ParsedActionItem] = []
-    items: list[str] = []
-    untyped_bullets: list[str] = []
-    other_headings: list[str] = []
-    bullets = 0
-    kind = "none"  # kind of the current section
-    has_action_section = False
-    table: list[list[str]] = []
-    table_in_action = False
+# --------------------------------------------------------------------------------------------
+# The state machine: classified lines in, Minutes out
 
-    def flush_table() -> None:
-        nonlocal table
-        if table:
-            t_items, t_texts = _table_items(table, table_in_action)
-            actions.extend(t_items)
-            items.extend(t_texts)
-            if not t_items and kind == "decision":
-                decisions.extend(t_texts)
-            elif not t_items and kind == "topic":
-                topics.extend(t_texts)
-            elif not t_items and kind in ("none", "other"):
-                untyped_bullets.extend(t_texts)
-            table = []
 
-    def open_section(heading: str, is_title_candidate: bool) -> None:
-        nonlocal kind, title, has_action_section
-        heading = _clean(_HEADING_NUMBER.sub("", heading))
+def _decision_sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENT_SPLIT.split(text) if _DECISION_HINT.search(s)]
+
+
+class _MinutesBuilder:
+    """The parser's state: the current section's kind, an open table, what was found so far."""
+
+    def __init__(self) -> None:
+        self.title: str | None = None
+        self.sections: list[str] = []
+        self.topics: list[str] = []
+        self.decisions: list[str] = []
+        self.actions: list[ParsedActionItem] = []
+        self.fallback_actions: list[ParsedActionItem] = []
+        self.items: list[str] = []
+        self.untyped_bullets: list[str] = []
+        self.other_headings: list[str] = []
+        self.bullets = 0
+        self.kind = "none"  # kind of the current section
+        self.has_action_section = False
+        self.table: list[list[str]] = []
+        self.table_in_action = False
+
+    def feed(self, line: Line) -> None:
+        """Take one classified line."""
+        kind = line.kind
+        if kind == "table_sep":
+            return
+        if kind == "table_row":
+            if not self.table:
+                self.table_in_action = self.kind == "action"
+            self.table.append(list(line.cells))
+            return
+        self.flush_table()
+        if kind == "section":
+            self.open_section(line.text, line.title_candidate)
+            for value in line.values:
+                self.add_item(value, False)
+        elif kind == "title":
+            if self.title is None:
+                self.title = line.text
+            self.sections.append(line.label)
+        elif kind == "meta":
+            self.sections.append(line.label)
+            self.kind = "meta"
+        elif kind == "bullet":
+            self.bullets += 1
+            self.add_item(line.text, True)
+        elif kind == "prose":
+            self.add_prose(line.text)
+
+    def flush_table(self) -> None:
+        if not self.table:
+            return
+        t_items, t_texts = _table_items(self.table, self.table_in_action)
+        self.actions.extend(t_items)
+        self.items.extend(t_texts)
+        if not t_items and self.kind == "decision":
+            self.decisions.extend(t_texts)
+        elif not t_items and self.kind == "topic":
+            self.topics.extend(t_texts)
+        elif not t_items and self.kind in ("none", "other"):
+            self.untyped_bullets.extend(t_texts)
+        self.table = []
+
+    def open_section(self, heading: str, is_title_candidate: bool) -> None:
+        heading = clean(HEADING_NUMBER.sub("", heading))
         if not heading:
             return
-        sections.append(heading)
-        kind = _section_kind(heading)
-        if kind == "action":
-            has_action_section = True
-        if kind == "other":
-            if is_title_candidate and title is None:
-                title = heading
+        self.sections.append(heading)
+        self.kind = section_kind(heading)
+        if self.kind == "action":
+            self.has_action_section = True
+        if self.kind == "other":
+            if is_title_candidate and self.title is None:
+                self.title = heading
             else:
-                other_headings.append(heading)
+                self.other_headings.append(heading)
 
-    def add_item(body: str, is_bullet: bool) -> None:
+    def add_prose(self, plain: str) -> None:
+        if self.kind == "action":
+            for s in _SENT_SPLIT.split(plain):
+                if s.strip():
+                    self.add_item(s, False)
+        elif self.kind == "decision":
+            self.decisions.append(plain)
+        elif self.kind == "topic" and len(plain.split()) <= 25:
+            self.topics.append(plain)
+        elif _DECISION_HINT.search(plain):
+            self.decisions.extend(_decision_sentences(plain))
+
+    def add_item(self, body: str, is_bullet: bool) -> None:
+        """One bullet, or an item a heading line carries inline."""
         body_clean = strip_markdown(body)
-        nested = _BULLET.match(body_clean)
+        nested = BULLET.match(body_clean)
         if nested:  # "1. - [ ] task": a bullet inside a bullet
             body_clean = nested.group(1).strip()
         if not body_clean:
             return
         if is_bullet:
-            items.append(body_clean)
+            self.items.append(body_clean)
         # labelled items ("Decision: X", "Action: Y", "Date: Z") override the section
-        m = _LABEL.match(body_clean)
-        if m:
-            label = m.group(1).strip().lower()
-            value = m.group(2).strip()
-            if not value and len(label.split()) <= 5 and _section_kind(label) != "other":
-                open_section(m.group(1), False)  # a bullet used as a heading: "- Action items:"
-                return
-            if _TITLE_LABEL.match(label):
-                return
-            if label in ("topic", "topics", "subject", "agenda item", "issue"):
-                if value:
-                    topics.append(value)
-                return
-            if _DECISION_LABEL.match(label):
-                if value:
-                    decisions.append(value)
-                return
-            if _ACTION_LABEL.match(label) and kind != "action":
-                if value:
-                    a = parse_action_item(value)
-                    if a:
-                        actions.append(a)
-                return
-            if _META_WORDS.match(label) and kind != "action":
-                return
-        cb = _CHECKBOX.match(body_clean)
-        if kind == "action" or cb:
-            a = parse_action_item(body_clean)
-            if a:
-                actions.append(a)
+        m = LABEL.match(body_clean)
+        if m and self.add_labelled_item(m.group(1), m.group(2).strip()):
             return
-        if kind == "decision":
-            decisions.append(body_clean)
+        if self.kind == "action" or CHECKBOX.match(body_clean):
+            self.add_action(body_clean)
+        elif self.kind == "decision":
+            self.decisions.append(body_clean)
+        elif self.kind == "meta":
             return
-        if kind == "meta":
-            return
-        if kind == "topic":
-            topics.append(body_clean)
+        elif self.kind == "topic":
+            self.topics.append(body_clean)
             if _DECISION_HINT.search(body_clean):
-                decisions.extend(
-                    x.strip() for x in _SENT_SPLIT.split(body_clean) if _DECISION_HINT.search(x)
-                )
-            return
-        if is_bullet:
-            untyped_bullets.append(body_clean)
-            m = _OWNER_PREFIX.match(body_clean)
-            if m and _is_name_like(m.group(1)) and _looks_like_task(m.group(2)):
-                a = parse_action_item(body_clean)
-                if a and a.owner:
-                    fallback_actions.append(a)
-        if _DECISION_HINT.search(body_clean):
-            for s in _SENT_SPLIT.split(body_clean):
-                if _DECISION_HINT.search(s):
-                    decisions.append(s.strip())
+                self.decisions.extend(_decision_sentences(body_clean))
+        else:
+            if is_bullet:
+                self.add_untyped_bullet(body_clean)
+            if _DECISION_HINT.search(body_clean):
+                self.decisions.extend(_decision_sentences(body_clean))
 
-    n = len(lines)
-    for i, raw in enumerate(lines):
-        line = raw.rstrip()
-        stripped = line.strip()
-        if not stripped:
-            flush_table()
-            continue
-        # tables
-        if stripped[0] == "|" and _TABLE_ROW.match(stripped):
-            inner = stripped.strip("|")
-            if _TABLE_SEP.match(inner):
-                continue
-            if not table:
-                table_in_action = kind == "action"
-            table.append(_split_cells(inner))
-            continue
-        flush_table()
-        # setext underline of the previous line (handled when we saw that line)
-        if _SETEXT.match(stripped):
-            continue
-        if _HRULE.match(stripped):
-            continue
-        # markdown heading
-        if stripped[0] == "#":
-            m = _MD_HEADING.match(stripped)
-            if m:
-                heading = m.group(1)
-                lm = _LABEL.match(strip_markdown(heading))
-                if lm and lm.group(2) and _TITLE_LABEL.match(lm.group(1).strip()):
-                    heading = lm.group(2)
-                open_section(heading, True)
-                continue
-        # setext heading: next line is === or --- and this line is not a bullet
-        if i + 1 < n and _SETEXT.match(lines[i + 1]) and not _BULLET.match(line):
-            open_section(stripped, True)
-            continue
-        # whole-line bold
-        if stripped[0] in "*_":
-            m = _BOLD_LINE.match(stripped)
-            if m and len(m.group(1).split()) <= 12 and "**" not in m.group(1):
-                inner = m.group(1).strip()
-                lm = _LABEL.match(inner)
-                if lm and lm.group(2):
-                    label, value = lm.group(1).strip(), lm.group(2).strip()
-                    if _TITLE_LABEL.match(label):
-                        if title is None:
-                            title = _clean(value)
-                        sections.append(_clean(label))
-                        continue
-                    open_section(label, False)
-                    add_item(value, False)
-                    continue
-                open_section(inner.rstrip(":"), True)
-                continue
-            m = _BOLD_LABEL.match(stripped)
-            if m and not _BULLET.match(stripped):
-                label, value = m.group(1).strip(), m.group(2).strip()
-                if _TITLE_LABEL.match(label) and value:
-                    if title is None:
-                        title = _clean(value)
-                    sections.append(_clean(label))
-                    continue
-                if _META_WORDS.match(label):
-                    sections.append(_clean(label))
-                    kind = "meta"
-                    continue
-                if len(label.split()) <= 6:
-                    open_section(label, False)
-                    if value:
-                        add_item(value, False)
-                    continue
-        # bullets
-        m = _BULLET.match(line)
-        if m:
-            bullets += 1
-            add_item(m.group(1), True)
-            continue
-        # label lines: "Action items:" / "Title: X" / "Decisions: we keep X"
-        plain = strip_markdown(stripped)
-        m = _LABEL.match(plain)
-        if m:
-            label, value = m.group(1).strip(), m.group(2).strip()
-            if _TITLE_LABEL.match(label) and value and len(value.split()) <= 15:
-                if title is None:
-                    title = _clean(value)
-                sections.append(label)
-                continue
-            k = _section_kind(label)
-            if not value and len(label.split()) <= 6 and (k != "other" or _next_is_list(lines, i)):
-                open_section(label, False)
-                continue
-            if k in ("action", "decision", "meta", "topic") and len(label.split()) <= 4:
-                open_section(label, False)
-                if k == "action":
-                    for part in re.split(r";\s*|(?<=[.!?])\s+", value):
-                        if part.strip():
-                            add_item(part, False)
-                elif k != "meta":
-                    add_item(value, False)
-                continue
-        # prose
-        if kind == "action":
-            for s in _SENT_SPLIT.split(plain):
-                if s.strip():
-                    add_item(s, False)
-            continue
-        if kind == "decision":
-            decisions.append(plain)
-            continue
-        if kind == "topic" and len(plain.split()) <= 25:
-            topics.append(plain)
-            continue
-        if _DECISION_HINT.search(plain):
-            for s in _SENT_SPLIT.split(plain):
-                if _DECISION_HINT.search(s):
-                    decisions.append(s.strip())
-    flush_table()
+    def add_labelled_item(self, raw_label: str, value: str) -> bool:
+        """A "Label: value" item; False when the label says nothing and the item reads on."""
+        label = raw_label.strip().lower()
+        if not value and len(label.split()) <= 5 and section_kind(label) != "other":
+            self.open_section(raw_label, False)  # a bullet used as a heading: "- Action items:"
+            return True
+        if TITLE_LABEL.match(label):
+            return True
+        if label in ("topic", "topics", "subject", "agenda item", "issue"):
+            if value:
+                self.topics.append(value)
+            return True
+        if _DECISION_LABEL.match(label):
+            if value:
+                self.decisions.append(value)
+            return True
+        if _ACTION_LABEL.match(label) and self.kind != "action":
+            if value:
+                self.add_action(value)
+            return True
+        return bool(META_WORDS.match(label) and self.kind != "action")
 
-    if not has_action_section:
-        actions = actions + fallback_actions
-    # dedupe action items (a looping model repeats them)
-    seen: set[tuple[str, str]] = set()
-    uniq: list[ParsedActionItem] = []
-    for a in actions:
-        key = ((a.owner or "").lower(), a.task.lower())
-        if key not in seen:
-            seen.add(key)
-            uniq.append(a)
-    topics = other_headings + (topics or untyped_bullets)
-    return Minutes(
-        title=title or None,
-        topics=_dedupe(topics),
-        decisions=_dedupe([d for d in decisions if d]),
-        action_items=tuple(uniq),
-        bullets=bullets,
-        sections=tuple(sections),
-        text=text,
-        items=tuple(items),
-    )
+    def add_action(self, text: str) -> None:
+        a = parse_action_item(text)
+        if a:
+            self.actions.append(a)
+
+    def add_untyped_bullet(self, body: str) -> None:
+        """A bullet outside any typed section; "Owner: task" is an action item should the
+        output have no action section at all."""
+        self.untyped_bullets.append(body)
+        m = _OWNER_PREFIX.match(body)
+        if m and _is_name_like(m.group(1)) and _looks_like_task(m.group(2)):
+            a = parse_action_item(body)
+            if a and a.owner:
+                self.fallback_actions.append(a)
+
+    def minutes(self, text: str) -> Minutes:
+        self.flush_table()
+        actions = self.actions
+        if not self.has_action_section:
+            actions = actions + self.fallback_actions
+        # dedupe action items (a looping model repeats them)
+        seen: set[tuple[str, str]] = set()
+        uniq: list[ParsedActionItem] = []
+        for a in actions:
+            key = ((a.owner or "").lower(), a.task.lower())
+            if key not in seen:
+                seen.add(key)
+                uniq.append(a)
+        topics = self.other_headings + (self.topics or self.untyped_bullets)
+        return Minutes(
+            title=self.title or None,
+            topics=_dedupe(topics),
+            decisions=_dedupe([d for d in self.decisions if d]),
+            action_items=tuple(uniq),
+            bullets=self.bullets,
+            sections=tuple(self.sections),
+            text=text,
+            items=tuple(self.items),
+        )
+
+
+def parse_minutes(text: str) -> Minutes:
+    """Structure of free-form minutes. Never raises; empty input gives empty Minutes.
+
+    Each line is classified on its own (lines.classify_line); a small state machine
+    (_MinutesBuilder) reads the classified lines in order."""
+    if not isinstance(text, str):
+        text = "" if text is None else str(text)
+    lines = text.splitlines()
+    builder = _MinutesBuilder()
+    for i in range(len(lines)):
+        builder.feed(classify_line(lines, i))
+    return builder.minutes(text)
