@@ -1,0 +1,134 @@
+"""The run config's optional services (config.py gathers the sections): the fitness
+surrogate, Ray, distillation into a student model and experiment tracking."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from evotrainer.config_base import StrictModel as _Strict
+
+
+class SurrogateConfig(_Strict):
+    enabled: bool = Field(
+        False,
+        description="screen children with a surrogate of fitness before any LLM call "
+        "(evaluation/surrogate.py); screened children keep the prediction as their fitness",
+    )
+    min_train: int = Field(12, ge=2, description="children evaluated before it may screen")
+    min_spearman: float = Field(
+        0.2,
+        ge=-1,
+        le=1,
+        description="it screens only while its held-out rank correlation is at least this",
+    )
+    margin: float = Field(
+        0.02, ge=0, description="screen a child predicted below the elites' cut-off by more"
+    )
+    explore: float = Field(
+        0.25,
+        ge=0,
+        le=1,
+        description="share of the children it would screen that are evaluated anyway "
+        "(calibration on real inference)",
+    )
+    window: int = Field(200, ge=10, description="it learns from the last N evaluated children")
+
+
+class RayConfig(_Strict):
+    address: str | None = Field(
+        None,
+        description="ray.init(address=...) for runner ray: 'auto' or ray://head:10001 of an "
+        "existing cluster; None = $RAY_ADDRESS, else a local Ray instance for the run",
+    )
+    workers: int = Field(
+        2, ge=1, description="backend workers (Ray actors), each with its own backend"
+    )
+    num_cpus: float = Field(1.0, ge=0, description="CPUs each worker reserves")
+    num_gpus: float = Field(0.0, ge=0, description="GPUs each worker reserves")
+    spread: bool = Field(
+        True, description="place the workers on as many nodes as possible (SPREAD scheduling)"
+    )
+    runtime_env: dict[str, Any] | None = Field(
+        None, description="ray.init runtime_env, e.g. {pip: [evotrainer]} for a cluster"
+    )
+
+
+class DistillConfig(_Strict):
+    """Distillation (docs/distillation.md): what evolution found is trained into a LoRA adapter
+    that the population then carries; prompts evolve on, on the new weights."""
+
+    enabled: bool = Field(
+        False,
+        description="distil the best policies' answers into a LoRA adapter (needs pip install "
+        "'evotrainer[distill]' and the embedded model)",
+    )
+    after: int = Field(3, ge=1, description="inner generations of prompt evolution first")
+    every: int = Field(0, ge=0, description="generations between further distillations (0 = once)")
+    max_rounds: int = Field(1, ge=1, description="distillations in a run at most")
+    top_policies: int = Field(
+        3, ge=1, description="the best policies (by fitness) whose answers are candidate pairs"
+    )
+    keep_share: float = Field(
+        0.5,
+        gt=0,
+        le=1,
+        description="of the candidates (the best-rewarded answer per training instance), the "
+        "share kept: those the current harness's reward ranks highest (reward-filtered "
+        "self-training)",
+    )
+    fresh_instances: int = Field(
+        8,
+        ge=0,
+        description="further training instances the best policy answers for distillation "
+        "(backend calls), so the adapter sees more than the few batches evolution used",
+    )
+    min_pairs: int = Field(8, ge=1, description="fewer kept pairs: no adapter this round")
+    max_pairs: int = Field(64, ge=1, description="the most pairs one adapter is trained on")
+    validate_top: int = Field(
+        3, ge=1, description="the best adapter policies validated to decide whether it is kept"
+    )
+    rank: int = Field(8, ge=1, description="LoRA rank")
+    alpha: float = Field(16.0, gt=0, description="LoRA alpha (scale alpha / rank)")
+    learning_rate: float = Field(2e-4, gt=0, description="AdamW learning rate")
+    epochs: float = Field(2.0, gt=0, description="passes over the pairs")
+    max_seq_len: int = Field(
+        1536,
+        ge=64,
+        description="tokens of one pair (prompt + answer); longer ones are cut (a 1,024-token "
+        "transcript, the instructions and a 256-token answer need about 1,500)",
+    )
+    threads: int | None = Field(
+        None, ge=1, description="torch CPU threads while training; None = the free cores"
+    )
+
+
+class TrackingConfig(_Strict):
+    """An experiment tracker that follows the run's events (run/tracking.py): the config, each
+    generation's and outer step's metrics, the harness genes, and at the end the report, the
+    best policy and the summary. ``tracking: mlflow`` is short for ``{kind: mlflow}``."""
+
+    kind: Literal["none", "mlflow", "tensorboard"] = Field(
+        "none",
+        description="none | mlflow (pip install 'evotrainer[mlflow]') | tensorboard (pip "
+        "install 'evotrainer[tensorboard]')",
+    )
+    uri: str | None = Field(
+        None,
+        description="mlflow: the tracking URI (http://host:5000, or file:/folder with "
+        "MLFLOW_ALLOW_FILE_STORE=true on MLflow 3); None = MLflow's own default "
+        "($MLFLOW_TRACKING_URI). tensorboard: the log folder; None = RUN_DIR/tensorboard",
+    )
+    experiment: str = Field("evotrainer", min_length=1, description="mlflow experiment name")
+    run_name: str | None = Field(None, description="tracked run's name; None = the run folder's")
+    artifacts: bool = Field(
+        True,
+        description="at the end, log the report, best/ (prompt, policy, validation) and "
+        "summary.json (tensorboard: copied to LOGDIR/artifacts) and the policy as text",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        return {"kind": data} if isinstance(data, str) else data
