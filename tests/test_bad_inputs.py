@@ -271,7 +271,7 @@ def test_policy_text_longer_than_a_file_name_is_policy_text(tmp_path):
 
 
 def test_the_prompt_rule(tmp_path):
-    from evotrainer.cli import _policy_text
+    from evotrainer.cli_eval import policy_text as _policy_text
 
     seeds = {"A": "seed text"}
     (tmp_path / "my policy.txt").write_text("Write short minutes.")

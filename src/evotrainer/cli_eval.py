@@ -1,0 +1,278 @@
+"""``evotrainer eval`` beyond its options (cli.py): reading ``--prompt``, evaluating the policies,
+the tables it prints and the metrics JSON it writes."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evotrainer.cli_common import cell, err, fail, out, overrides
+from evotrainer.errors import DataError, EvoTrainerError
+
+if TYPE_CHECKING:
+    from evotrainer.config import RunConfig
+    from evotrainer.evaluation.validation import Validator
+    from evotrainer.policy.genome import PolicyGenome
+
+
+def policy_text(prompt: str, seeds: dict[str, str]) -> str:
+    """Policy text from --prompt. The rule: ``seed:NAME`` is one of the task's seeds; a value
+    that names an existing file is that file's text; a value that looks like a file name (one
+    line of one word, or ending in an extension such as .txt or .md) but names no file is an
+    error; anything else is the policy text itself."""
+    if prompt.startswith("seed:"):
+        name = prompt.removeprefix("seed:")
+        if name not in seeds:
+            raise EvoTrainerError(f"--prompt {prompt}: known seeds are {sorted(seeds)}")
+        return seeds[name]
+    kind = _path_kind(prompt)
+    if kind == "file":
+        try:
+            text = Path(prompt).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DataError(f"--prompt {prompt}: cannot read the file: {exc}") from None
+        if not text.strip():
+            raise DataError(f"--prompt {prompt}: the file is empty")
+        return text
+    if kind == "other":
+        raise DataError(f"--prompt {prompt}: not a file")
+    if not prompt.strip():
+        raise DataError("--prompt: the policy text is empty")
+    if _looks_like_a_file_name(prompt):
+        raise DataError(
+            f"--prompt {prompt!r}: no such file (a value of one word or ending in a file "
+            "extension is read as a file name). Give policy text (several words), a file that "
+            "holds it, or seed:A|B|C."
+        )
+    return prompt
+
+
+def _path_kind(value: str) -> str | None:
+    """``file``, ``other`` (a directory ...) or None when ``value`` names nothing: policy text
+    longer than a file name may be (ENAMETOOLONG) or holding a NUL names nothing."""
+    try:
+        path = Path(value)
+        if path.is_file():
+            return "file"
+        return "other" if path.exists() else None
+    except (OSError, ValueError):
+        return None
+
+
+_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")
+NAME_MAX, PATH_MAX = 255, 4096  # bytes in a file name and in a path (Linux)
+
+
+def _looks_like_a_file_name(value: str) -> bool:
+    """One line that a path may be (no part over NAME_MAX bytes) of one word or ending in an
+    extension: ``prompt.txt``, ``my prompt.txt``, ``prompts/best``."""
+    one_line = value.strip()
+    if "\n" in one_line or len(one_line.encode()) > PATH_MAX:
+        return False
+    if any(len(part.encode()) > NAME_MAX for part in one_line.split("/")):
+        return False
+    return len(one_line.split()) == 1 or _EXTENSION.search(one_line) is not None
+
+
+@dataclass
+class _Evaluation:
+    """What one ``eval`` evaluated: the config, task, policies and instances, the model stack,
+    the validator with its results, the truncation note and the wall time."""
+
+    cfg: RunConfig
+    task: Any
+    policies: list[PolicyGenome]
+    instances: list[Any]
+    stack: Any
+    validator: Validator
+    results: dict[str, Any]
+    trunc: str
+    wall: float
+
+
+def run_eval(
+    data: Path,
+    prompt: list[str],
+    out_file: Path | None,
+    limit: int | None,
+    model: str | None,
+    base_url: str | None,
+    set_: list[str] | None,
+    task_name: str | None,
+) -> None:
+    """``evotrainer eval``: evaluate, print the tables, write ``--out``; exit 2 on an error or
+    when every answer failed."""
+    try:
+        ev = _evaluate(
+            data, prompt, out_file, limit, overrides(model, base_url, None, task_name), set_
+        )
+    except (EvoTrainerError, OSError) as exc:
+        fail(exc)
+        return
+    from evotrainer.evaluation import eval_report
+
+    keys = ev.task.validation_metric().keys
+    diffs = eval_report.paired_to_first(ev.validator, ev.results, ev.policies, ev.cfg.seed)
+    _print_tables(ev, data, keys, diffs)
+    failed = _failures(ev)
+    n_failed = sum(len(v) for v in failed.values())
+    n_total = sum(len(ev.results[p.id].per_instance) for p in ev.policies)
+    try:
+        if out_file:
+            _write_metrics(ev, data, out_file, keys, diffs, failed)
+    except OSError as exc:
+        fail(DataError(f"--out {out_file}: cannot write it: {exc.strerror or exc}"))
+    if n_total and n_failed == n_total:
+        fail(DataError(f"every answer failed ({n_failed} of {n_total}): the scores mean nothing"))
+
+
+def _evaluate(
+    data: Path,
+    prompt: list[str],
+    out_file: Path | None,
+    limit: int | None,
+    values: dict[str, str],
+    set_: list[str] | None,
+) -> _Evaluation:
+    from rich.markup import escape
+
+    from evotrainer.config import load_config
+    from evotrainer.evaluation.from_config import evaluator_from_config
+    from evotrainer.evaluation.validation import Validator
+    from evotrainer.llm.budget import Budget
+    from evotrainer.llm.spec import build_backend, build_stack
+    from evotrainer.policy.genome import PolicyGenome
+    from evotrainer.run.validation_set import check_references, check_s_val_weights
+    from evotrainer.tasks.registry import build_task
+    from evotrainer.tasks.tabular import load_data
+
+    cfg = load_config(None, set_ or [], values)
+    if out_file is not None and out_file.is_dir():
+        raise DataError(f"--out {out_file}: is a directory; give a file name (metrics JSON)")
+    task = build_task(cfg.task)
+    seeds = {s.name: s.render() for s in task.seed_policies()}
+    policies = [PolicyGenome.from_text(policy_text(p, seeds), name=p) for p in prompt]
+    instances = load_data(task, data, cfg.data_columns)
+    instances = instances[:limit] if limit else instances
+    for warning in check_references(task, instances, str(data)):
+        err.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
+    check_s_val_weights(cfg.outer.s_val_weights, task, instances)
+    ray = cfg.ray if cfg.runner == "ray" else None
+    stack = build_stack(build_backend(cfg.model, cfg.seed, ray=ray), cfg.cache, Budget())
+    evaluator = evaluator_from_config(cfg, task, stack.client)
+    trunc = cfg.task.truncation_note() or "none"
+    validator = Validator(task, evaluator, instances, cfg.outer.s_val_weights, str(data), trunc)
+    t0 = time.perf_counter()
+    with err.status(f"evaluating {len(policies)} policies on {len(instances)} instances ..."):
+        results = validator.validate(policies)
+    wall = time.perf_counter() - t0
+    return _Evaluation(cfg, task, policies, instances, stack, validator, results, trunc, wall)
+
+
+def _print_tables(ev: _Evaluation, data: Path, keys: Any, diffs: list[Any]) -> None:
+    """The instances table (one policy) or the policies table, the means, and the totals."""
+    from evotrainer.evaluation import eval_report
+
+    results, policies, instances, trunc = ev.results, ev.policies, ev.instances, ev.trunc
+    width = out.width
+    out.print(
+        f"{data.name}: {len(instances)} instances, truncation {trunc}, model "
+        f"{ev.stack.backend.model_id}",
+        markup=False,
+        highlight=False,
+    )
+    n_cut = sum(1 for r in results[policies[0].id].per_instance if r.get("truncated"))
+    if len(policies) == 1:
+        res = results[policies[0].id]
+        weighted = [k for k, w in ev.cfg.outer.s_val_weights.items() if w > 0]
+        s_vals = ev.validator.row_s_vals(res)
+        out.print(eval_report.instances_table(res, keys, weighted, s_vals, width, cell))
+        tables = eval_report.means_tables(keys, [("mean", res.aggregates)], width)
+    else:
+        out.print(eval_report.policies_table(policies, results, diffs, width, cell))
+        out.print(
+            "vs #1: mean paired s_val difference to #1 (same instances), 95% bootstrap CI",
+            markup=False,
+            highlight=False,
+        )
+        columns = [(f"#{i}", results[p.id].aggregates) for i, p in enumerate(policies, 1)]
+        tables = eval_report.means_tables(keys, columns, width)
+    for t in tables:
+        out.print(t)
+    if n_cut:
+        note = "(* = input truncated) " if len(policies) == 1 else ""
+        out.print(
+            f"{note}inputs truncated: {n_cut} of {len(instances)} ({trunc})",
+            markup=False,
+            highlight=False,
+        )
+    out.print(
+        f"wall {ev.wall:.0f}s, {ev.stack.budget.backend_calls} backend "
+        f"calls, {ev.stack.budget.cache_hits} cache hits",
+        markup=False,
+        highlight=False,
+    )
+
+
+def _failures(ev: _Evaluation) -> dict[str, list[Any]]:
+    """Each policy's failed answers' errors; a warning when there are any."""
+    from rich.markup import escape
+
+    failed = {
+        p.id: [r["error"] for r in ev.results[p.id].per_instance if r.get("error")]
+        for p in ev.policies
+    }
+    n_failed = sum(len(v) for v in failed.values())
+    n_total = sum(len(ev.results[p.id].per_instance) for p in ev.policies)
+    if n_failed:
+        first = next(e for v in failed.values() for e in v)
+        err.print(
+            f"[yellow]warning:[/] {n_failed} of {n_total} answers failed and scored 0 "
+            f"(first error: {escape(first)})",
+            soft_wrap=True,
+        )
+    return failed
+
+
+def _write_metrics(
+    ev: _Evaluation,
+    data: Path,
+    out_file: Path,
+    keys: Any,
+    diffs: list[Any],
+    failed: dict[str, list[Any]],
+) -> None:
+    """The metrics JSON of ``--out``: the first policy's at the top, every policy's under
+    ``policies``."""
+    from evotrainer.run.checkpoint import dumps_strict
+
+    docs: list[dict[str, Any]] = []
+    for p in ev.policies:
+        res = ev.results[p.id]
+        diff = diffs[len(docs)]
+        docs.append(
+            {
+                "prompt": p.render(),
+                "label": p.name,
+                "s_val": res.s_val,
+                "vs_first": diff.to_json() if diff is not None else None,
+                **{k: res.aggregates.get(k) for k in keys},
+                "aggregates": dict(res.aggregates),
+                "errors": len(failed[p.id]),
+                "per_meeting": list(res.per_instance),
+            }
+        )
+    doc = {
+        "data": str(data),
+        "model": ev.stack.backend.model_id,
+        "truncation": ev.trunc,
+        **docs[0],
+        "policies": docs,
+        "budget": ev.stack.budget.snapshot(),
+        "wall_s": round(ev.wall, 2),
+    }
+    out_file.parent.mkdir(parents=True, exist_ok=True)
+    out_file.write_text(dumps_strict(doc), encoding="utf-8")

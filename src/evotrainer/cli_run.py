@@ -1,0 +1,97 @@
+"""The parts of ``evotrainer run`` and ``evotrainer resume`` beyond their options (cli.py):
+the observers that show a run, the closing lines, ``--data``'s settings and the resume hint."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evotrainer.cli_common import err, out
+from evotrainer.tasks.registry import task_words
+
+if TYPE_CHECKING:
+    from evotrainer.coevolution import CoEvolution
+    from evotrainer.config import RunConfig
+    from evotrainer.engine.outcome import RunResult
+
+
+def observers(as_json: bool) -> list[Any]:
+    from evotrainer.run.console import ConsoleProgress
+    from evotrainer.run.events import JsonStdout
+
+    return [JsonStdout()] if as_json else [ConsoleProgress(err)]
+
+
+def conclude(co: CoEvolution, result: RunResult, as_json: bool, report: bool) -> None:
+    s = result.summary
+    if report and co.run_dir is not None:
+        try:
+            from evotrainer.report.build import build_report
+
+            path = build_report(co.run_dir)
+            if not as_json:
+                err.print(f"report: {path}", markup=False)
+        except ImportError:
+            pass
+    if as_json:
+        return
+    from rich.markup import escape
+
+    out.print()
+    initial = s["initial_s_val"]
+    out.print(
+        f"[bold]initial s_val[/] {s_val_text(initial)}  ->  "
+        f"[bold]final s_val[/] {s['final_s_val']:.4f}   ({escape(s['validation']['source'])}, "
+        f"n={s['validation']['n']})"
+    )
+    c = s.get("confirmation")
+    if c:
+        lo, hi = c["difference"]["ci95"]
+        returned = "the best seed" if c["returned"] == c["best_seed"] else "the evolved policy"
+        out.print(
+            f"[bold]on {c['n']} {task_words(co.task.name).instances} not used for "
+            "selection:[/] returned policy "
+            f"{c['winner_s_val'] if c['returned'] == c['winner'] else c['best_seed_s_val']:.4f}"
+            f", best seed {c['best_seed_s_val']:.4f} (s_val); evolved winner - best seed "
+            f"{c['difference']['mean']:+.4f} [95% CI {lo:+.4f}, {hi:+.4f}] "
+            f"({escape(c.get('measure') or 's_val')})"
+        )
+        out.print(f"returned {returned}: {c['reason']}", markup=False)
+    elif s["validation"].get("confirmation_note"):
+        out.print(f"not confirmed: {s['validation']['confirmation_note']}", markup=False)
+    out.print(
+        f"generations {s['generations']}, outer steps {s['outer_steps']}, "
+        f"LLM calls {s['llm_calls']} ({s['runtime']['backend_calls']} to the backend), "
+        f"tokens {s['prompt_tokens'] + s['completion_tokens']}, wall {s['wall_s']:.0f}s"
+    )
+    out.print("[bold]best prompt:[/]")
+    out.print(result.best.render(), markup=False)
+    if co.run_dir is not None:
+        out.print(f"[bold]run directory:[/] {escape(str(co.run_dir))}")
+
+
+def data_values(data: str, cfg: RunConfig) -> dict[str, str]:
+    """``run --data FILE``: the validation data, and the real training pool and terminal-reward
+    pool where the task draws them from real data by default (``--val-data`` still wins)."""
+    from evotrainer.tasks.registry import task_default
+
+    values = {"validation.data": data}
+    for section, key in (("harness", "real_data"), ("defences", "terminal_data")):
+        if task_default(cfg.task.name, section, key) is not None:
+            values[f"{section}.{key}"] = data
+    return values
+
+
+def s_val_text(x: float | None) -> str:
+    """An s_val for the closing lines; '-' when the run never measured it (a budget that
+    stopped it before its seeds were validated)."""
+    return f"{x:.4f}" if x is not None and math.isfinite(x) else "- (not measured)"
+
+
+def resume_hint(exc: Exception, run_dir: Path | None) -> str:
+    from evotrainer.errors import TooManyErrors
+
+    if isinstance(exc, TooManyErrors) and run_dir and (run_dir / "checkpoints").is_dir():
+        return f" Then `evotrainer resume {run_dir}` continues from the last checkpoint."
+    return ""
