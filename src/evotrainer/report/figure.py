@@ -7,10 +7,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # matplotlib is imported lazily, where a figure is drawn
+    from matplotlib.typing import RcKeyType
 
 COLORS = ["#2563eb", "#f97316", "#16a34a", "#dc2626", "#9333ea", "#0891b2", "#ca8a04", "#db2777"]
-STYLE = {
+STYLE: dict[RcKeyType, Any] = {
     "figure.dpi": 110,
     "savefig.dpi": 110,
     "font.size": 9,
@@ -41,7 +44,7 @@ def _figure(
     import matplotlib.pyplot as plt
     from cycler import cycler
 
-    style = {**STYLE, "axes.prop_cycle": cycler(color=COLORS)}
+    style: dict[RcKeyType, Any] = {**STYLE, "axes.prop_cycle": cycler(color=COLORS)}
     with plt.rc_context(style):
         fig, axes = plt.subplots(nrows, ncols, figsize=(7.2, height), sharex=sharex, squeeze=False)
         try:

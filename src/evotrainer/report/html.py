@@ -438,15 +438,26 @@ def _budget(run: RunData) -> str:
 # -- the page -----------------------------------------------------------------------------------
 
 
-def render_page(run: RunData, plots: Mapping[str, Path]) -> str:
-    sv = (
-        '<p class="sub">Line: s_val of the incumbent best at the start, at each outer step and at '
-        "the end; crosses: the trial best of each harness variant; diamonds: the other seed "
-        "policies, validated at the start. Every validated (policy, "
-        "harness) pair is archived; the star is the best archived pair, dashed red lines mark "
-        "rollbacks.</p>"
-    )
-    parts: list[tuple[str, Callable[[], str], str, str]] = [
+S_VAL_NOTE = (
+    '<p class="sub">Line: s_val of the incumbent best at the start, at each outer step and at '
+    "the end; crosses: the trial best of each harness variant; diamonds: the other seed "
+    "policies, validated at the start. Every validated (policy, "
+    "harness) pair is archived; the star is the best archived pair, dashed red lines mark "
+    "rollbacks.</p>"
+)
+HARNESS_NOTE = (
+    '<p class="sub">One panel per reward weight (a shared scale), then the '
+    "generator's difficulty L and the share of real training instances in the batch; "
+    "dotted lines: outer steps.</p>"
+)
+
+# (title, the part's HTML, card class, anchor)
+Part = tuple[str, Callable[[], str], str, str]
+
+
+def _progress_parts(run: RunData, plots: Mapping[str, Path]) -> list[Part]:
+    """The page's first cards: the confirmation and the run's progress, mostly plots."""
+    return [
         (
             f"Confirmation on held-out {run.words['instances']}",
             lambda: _confirmation(run),
@@ -459,7 +470,7 @@ def render_page(run: RunData, plots: Mapping[str, Path]) -> str:
             "full",
             "deltas",
         ),
-        ("s_val per outer step", lambda: _img(plots.get("s_val"), "s_val") + sv, "", ""),
+        ("s_val per outer step", lambda: _img(plots.get("s_val"), "s_val") + S_VAL_NOTE, "", ""),
         (
             "Score against calls",
             lambda: calls_section(run, plots.get("calls"), _img, esc),
@@ -469,17 +480,18 @@ def render_page(run: RunData, plots: Mapping[str, Path]) -> str:
         ("Fitness per generation", lambda: _img(plots.get("fitness"), "fitness"), "", ""),
         (
             "Harness trajectory",
-            lambda: (
-                _img(plots.get("harness"), "harness")
-                + '<p class="sub">One panel per reward weight (a shared scale), then the '
-                "generator's difficulty L and the share of real training instances in the batch; "
-                "dotted lines: outer steps.</p>"
-            ),
+            lambda: _img(plots.get("harness"), "harness") + HARNESS_NOTE,
             "",
             "",
         ),
         ("Population diversity", lambda: _img(plots.get("diversity"), "diversity"), "", ""),
         ("Outer steps: harness variants", lambda: _outer_table(run), "full", "outer"),
+    ]
+
+
+def _detail_parts(run: RunData, plots: Mapping[str, Path]) -> list[Part]:
+    """The cards after the progress: judgements, defences, the policies, the config."""
+    return [
         (
             "Distillation: the adapter the population carries",
             lambda: distillation_section(run, plots.get("distill_loss"), _img, _table, esc),
@@ -530,6 +542,10 @@ def render_page(run: RunData, plots: Mapping[str, Path]) -> str:
             "",
         ),
     ]
+
+
+def render_page(run: RunData, plots: Mapping[str, Path]) -> str:
+    parts = _progress_parts(run, plots) + _detail_parts(run, plots)
     sections = [
         _card(title, guarded(part, f"“{title}”"), cls, anchor) for title, part, cls, anchor in parts
     ]

@@ -13,11 +13,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evotrainer.report.data import RunData
 from evotrainer.report.figure import STYLE
 from evotrainer.run import events as ev
+
+if TYPE_CHECKING:  # matplotlib is imported lazily, where a figure is drawn
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+    from matplotlib.typing import RcKeyType
 
 # operator -> edge colour (others get the remaining colours in turn)
 OPERATOR_COLORS = {
@@ -188,7 +193,6 @@ def draw_lineage(tree: Lineage, path: Path) -> Path:
 
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
-    from matplotlib.lines import Line2D
 
     pos = _layout(tree)
     per_gen: dict[int, int] = {}
@@ -200,101 +204,127 @@ def draw_lineage(tree: Lineage, path: Path) -> Path:
     colors = _colors(tree)
     returned = next((n.id for n in tree.nodes if n.returned), None)
     bold = _ancestry(tree, returned)
-    style = {**STYLE, "axes.grid": False}
+    style: dict[RcKeyType, Any] = {**STYLE, "axes.grid": False}
     with plt.rc_context(style):
         fig, ax = plt.subplots(figsize=(7.2, height))
         try:
-            for e in tree.edges:
-                (x0, y0), (x1, y1) = pos[e.parent], pos[e.child]
-                on_path = (e.parent, e.child) in bold
-                ax.plot(
-                    [x0, x1],
-                    [y0, y1],
-                    color=colors[e.operator],
-                    lw=2.4 if on_path else 0.9,
-                    alpha=1.0 if on_path else 0.55,
-                    zorder=3 if on_path else 1,
-                    solid_capstyle="round",
-                )
-            scored = [n for n in tree.nodes if n.s_val is not None]
-            plain = [n for n in tree.nodes if n.s_val is None]
-            ax.scatter(
-                [pos[n.id][0] for n in plain],
-                [pos[n.id][1] for n in plain],
-                s=size,
-                facecolor="white",
-                edgecolor="#6b7280",
-                linewidth=0.8,
-                zorder=4,
-            )
-            if scored:
-                pts = ax.scatter(
-                    [pos[n.id][0] for n in scored],
-                    [pos[n.id][1] for n in scored],
-                    s=size * 1.3,
-                    c=[n.s_val for n in scored],
-                    cmap="viridis",
-                    edgecolor="#111827",
-                    linewidth=0.6,
-                    zorder=5,
-                )
-                bar = fig.colorbar(pts, ax=ax, fraction=0.035, pad=0.01)
-                bar.set_label("s_val (validated policies)")
-            if returned is not None:
-                x, y = pos[returned]
-                ax.scatter(
-                    [x],
-                    [y],
-                    marker="*",
-                    s=size * 7,
-                    color="#eab308",
-                    edgecolor="#854d0e",
-                    zorder=6,
-                )
-            for n in tree.nodes:
-                if n.name:  # the seeds' (and imports') labels
-                    x, y = pos[n.id]
-                    ax.annotate(
-                        n.name,
-                        (x, y),
-                        textcoords="offset points",
-                        xytext=(-7, 0),
-                        ha="right",
-                        va="center",
-                        fontsize=8,
-                    )
-            handles = [Line2D([], [], color=c, lw=2, label=op) for op, c in colors.items()]
-            handles += [
-                Line2D(
-                    [], [], ls="", marker="o", mfc="white", mec="#6b7280", label="not validated"
-                ),
-                Line2D([], [], ls="", marker="*", ms=12, color="#eab308", label="returned policy"),
-            ]
-            ax.legend(
-                handles=handles,
-                loc="upper left",
-                bbox_to_anchor=(0.0, -0.55 / max(1.0, height - 1.0)),  # below the x label
-                ncol=4,
-                fontsize=7.5,
-                title="edge colour: the operator that made the child",
-                title_fontsize=8,
-            )
-            gens = sorted({n.generation for n in tree.nodes})
-            ax.set_xticks(gens if len(gens) <= 25 else gens[:: max(1, len(gens) // 20)])
-            ax.set_xlim(min(gens) - 0.6, max(gens) + 0.6)
-            ax.set_yticks([])
-            ax.spines["left"].set_visible(False)
-            ax.set_xlabel("generation the policy was made in")
-            ax.set_title(
-                f"{len(tree.nodes)} policies, {len(tree.edges)} parent -> child edges; "
-                "bold: the returned policy's ancestry"
-            )
+            _draw_edges(ax, tree, pos, colors, bold)
+            _draw_nodes(fig, ax, tree, pos, size, returned)
+            _draw_legend(ax, colors, height)
+            _draw_axes(ax, tree)
             fig.tight_layout()
             path.parent.mkdir(parents=True, exist_ok=True)
             fig.savefig(path, format="png", bbox_inches="tight", pad_inches=0.08)
         finally:
             plt.close(fig)
     return path
+
+
+Positions = dict[str, tuple[float, float]]
+
+
+def _draw_edges(
+    ax: Axes, tree: Lineage, pos: Positions, colors: dict[str, str], bold: set[tuple[str, str]]
+) -> None:
+    """Each parent -> child edge in its operator's colour; the returned policy's ancestry bold."""
+    for e in tree.edges:
+        (x0, y0), (x1, y1) = pos[e.parent], pos[e.child]
+        on_path = (e.parent, e.child) in bold
+        ax.plot(
+            [x0, x1],
+            [y0, y1],
+            color=colors[e.operator],
+            lw=2.4 if on_path else 0.9,
+            alpha=1.0 if on_path else 0.55,
+            zorder=3 if on_path else 1,
+            solid_capstyle="round",
+        )
+
+
+def _draw_nodes(
+    fig: Figure, ax: Axes, tree: Lineage, pos: Positions, size: int, returned: str | None
+) -> None:
+    """Open circles (not validated), filled ones coloured by s_val (with a colour bar), the
+    returned policy's star, and the seeds' (and imports') names."""
+    scored = [n for n in tree.nodes if n.s_val is not None]
+    plain = [n for n in tree.nodes if n.s_val is None]
+    ax.scatter(
+        [pos[n.id][0] for n in plain],
+        [pos[n.id][1] for n in plain],
+        s=size,
+        facecolor="white",
+        edgecolor="#6b7280",
+        linewidth=0.8,
+        zorder=4,
+    )
+    if scored:
+        pts = ax.scatter(
+            [pos[n.id][0] for n in scored],
+            [pos[n.id][1] for n in scored],
+            s=size * 1.3,
+            c=[n.s_val for n in scored if n.s_val is not None],
+            cmap="viridis",
+            edgecolor="#111827",
+            linewidth=0.6,
+            zorder=5,
+        )
+        bar = fig.colorbar(pts, ax=ax, fraction=0.035, pad=0.01)
+        bar.set_label("s_val (validated policies)")
+    if returned is not None:
+        x, y = pos[returned]
+        ax.scatter(
+            [x],
+            [y],
+            marker="*",
+            s=size * 7,
+            color="#eab308",
+            edgecolor="#854d0e",
+            zorder=6,
+        )
+    for n in tree.nodes:
+        if n.name:  # the seeds' (and imports') labels
+            x, y = pos[n.id]
+            ax.annotate(
+                n.name,
+                (x, y),
+                textcoords="offset points",
+                xytext=(-7, 0),
+                ha="right",
+                va="center",
+                fontsize=8,
+            )
+
+
+def _draw_legend(ax: Axes, colors: dict[str, str], height: float) -> None:
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=c, lw=2, label=op) for op, c in colors.items()]
+    handles += [
+        Line2D([], [], ls="", marker="o", mfc="white", mec="#6b7280", label="not validated"),
+        Line2D([], [], ls="", marker="*", ms=12, color="#eab308", label="returned policy"),
+    ]
+    ax.legend(
+        handles=handles,
+        loc="upper left",
+        bbox_to_anchor=(0.0, -0.55 / max(1.0, height - 1.0)),  # below the x label
+        ncol=4,
+        fontsize=7.5,
+        title="edge colour: the operator that made the child",
+        title_fontsize=8,
+    )
+
+
+def _draw_axes(ax: Axes, tree: Lineage) -> None:
+    gens = sorted({n.generation for n in tree.nodes})
+    ax.set_xticks(gens if len(gens) <= 25 else gens[:: max(1, len(gens) // 20)])
+    ax.set_xlim(min(gens) - 0.6, max(gens) + 0.6)
+    ax.set_yticks([])
+    ax.spines["left"].set_visible(False)
+    ax.set_xlabel("generation the policy was made in")
+    ax.set_title(
+        f"{len(tree.nodes)} policies, {len(tree.edges)} parent -> child edges; "
+        "bold: the returned policy's ancestry"
+    )
 
 
 def lineage_plot(run: RunData, out: Path) -> Path | None:

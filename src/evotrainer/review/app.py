@@ -24,6 +24,7 @@ import ipaddress
 import random
 import secrets
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +83,20 @@ def addressed_here(header: str, bound: str) -> bool:
     return ip is not None and bound_ip is not None and bound_ip.is_unspecified
 
 
+@dataclass(frozen=True)
+class Review:
+    """What the app's handlers share: the run's pairs and ratings, the pair draws, the pair
+    token signer, and the access rules (the access token, else the bound address)."""
+
+    source: ReviewSource
+    store: RatingStore
+    pick: random.Random
+    signer: URLSafeTimedSerializer
+    access_token: str | None
+    host: str
+    max_age_s: int
+
+
 def create_app(
     run_dir: Path,
     access_token: str | None = None,
@@ -94,53 +109,80 @@ def create_app(
     ``host``: the address the server is bound to (without a token, requests must name it, or a
     loopback name, in their Host header)."""
     source = ReviewSource(Path(run_dir))
-    store = RatingStore(source.path)
-    pick = rng or random.SystemRandom()
+    review = Review(
+        source=source,
+        store=RatingStore(source.path),
+        pick=rng or random.SystemRandom(),
+        signer=URLSafeTimedSerializer(secrets.token_bytes(32), salt="evotrainer-review-pair"),
+        access_token=access_token,
+        host=host,
+        max_age_s=max_age_s,
+    )
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = 64 * 1024
-    signer = URLSafeTimedSerializer(secrets.token_bytes(32), salt="evotrainer-review-pair")
+    app.before_request(lambda: _check_access(review))
+    app.after_request(lambda resp: _headers(review, resp))
+    _register_errors(app)
+    app.add_url_rule("/", "review", lambda: _review_page(review), methods=["GET"])
+    app.add_url_rule("/rate", "rate", lambda: _rate(review), methods=["POST"])
+    app.add_url_rule("/scores", "scores", lambda: _scores(review), methods=["GET"])
+    app.add_url_rule(
+        "/health", "health", lambda: {"ratings": review.store.count()}, methods=["GET"]
+    )
+    return app
 
-    @app.before_request
-    def _check_access() -> Any:
-        if access_token is None:
-            return _check_host()
-        given = request.args.get("token") or request.cookies.get(COOKIE) or ""
-        if not hmac.compare_digest(given.encode(), access_token.encode()):
-            return _refusal(
-                Refused(
-                    403,
-                    "Access token needed",
-                    "This review server was started with an access token: open the address it "
-                    "printed (ending in ?token=...).",
-                )
-            )
-        g.set_token_cookie = request.args.get("token") is not None
-        return None
 
-    def _check_host() -> Any:
-        given = request.headers.get("Host", "")
-        if addressed_here(given, host):
-            return None
+# -- access and headers ---------------------------------------------------------------------------
+
+
+def _check_access(review: Review) -> Any:
+    """Before every request: the access token (a query parameter, then a cookie), else the
+    Host check; a refusal page, or None to go on."""
+    access_token = review.access_token
+    if access_token is None:
+        return _check_host(review.host)
+    given = request.args.get("token") or request.cookies.get(COOKIE) or ""
+    if not hmac.compare_digest(given.encode(), access_token.encode()):
         return _refusal(
             Refused(
                 403,
-                "Unknown host",
-                f"The request was not addressed to this review server (Host: "
-                f"{host_name(given)[:100]!r}; it answers to localhost, the loopback addresses "
-                f"and {host!r}), so nothing is shown: a page on another site may be trying to "
-                "reach it. Open the address the server printed.",
+                "Access token needed",
+                "This review server was started with an access token: open the address it "
+                "printed (ending in ?token=...).",
             )
         )
+    g.set_token_cookie = request.args.get("token") is not None
+    return None
 
-    @app.after_request
-    def _headers(resp: Any) -> Any:
-        resp.headers["Content-Security-Policy"] = CSP
-        resp.headers["X-Content-Type-Options"] = "nosniff"
-        resp.headers["Referrer-Policy"] = "no-referrer"
-        resp.headers["Cache-Control"] = "no-store"
-        if access_token is not None and g.get("set_token_cookie"):
-            resp.set_cookie(COOKIE, access_token, httponly=True, samesite="Strict")
-        return resp
+
+def _check_host(host: str) -> Any:
+    given = request.headers.get("Host", "")
+    if addressed_here(given, host):
+        return None
+    return _refusal(
+        Refused(
+            403,
+            "Unknown host",
+            f"The request was not addressed to this review server (Host: "
+            f"{host_name(given)[:100]!r}; it answers to localhost, the loopback addresses "
+            f"and {host!r}), so nothing is shown: a page on another site may be trying to "
+            "reach it. Open the address the server printed.",
+        )
+    )
+
+
+def _headers(review: Review, resp: Any) -> Any:
+    resp.headers["Content-Security-Policy"] = CSP
+    resp.headers["X-Content-Type-Options"] = "nosniff"
+    resp.headers["Referrer-Policy"] = "no-referrer"
+    resp.headers["Cache-Control"] = "no-store"
+    if review.access_token is not None and g.get("set_token_cookie"):
+        resp.set_cookie(COOKIE, review.access_token, httponly=True, samesite="Strict")
+    return resp
+
+
+def _register_errors(app: Flask) -> None:
+    """Every error is a page that says what happened."""
 
     @app.errorhandler(Refused)
     def _refused(exc: Refused) -> Any:
@@ -160,133 +202,145 @@ def create_app(
             Refused(405, "Not allowed", "Ratings are sent with the form's buttons (POST /rate).")
         )
 
-    @app.get("/")
-    def review() -> Any:
-        ratings = store.all()  # a damaged ratings file: the EvoTrainerError page
-        try:
-            pair = source.next_pair(ratings, pick)
-        except EvoTrainerError as exc:
-            return _refusal(Refused(503, "Nothing to review yet", str(exc)))
-        saved = request.args.get("saved", type=int)
-        if pair is None:
-            return render_template(
-                "message.html",
-                title="Nothing to review",
-                message="This run has no two policies with different minutes on a selection "
-                "meeting yet. Reload when the run has validated more policies.",
-                ratings=len(ratings),
-            )
-        issued = time.time()
-        token = signer.dumps(
-            {
-                "n": secrets.token_urlsafe(16),
-                "m": pair.meeting_id,
-                "l": pair.left,
-                "r": pair.right,
-                "t": issued,
-            }
-        )
+
+def _refusal(exc: Refused) -> Any:
+    return (
+        render_template("message.html", title=exc.title, message=exc.message, error=True),
+        exc.status,
+    )
+
+
+# -- the pages ------------------------------------------------------------------------------------
+
+
+def _review_page(review: Review) -> Any:
+    """GET /: the next pair, with a signed pair token for the form."""
+    source = review.source
+    ratings = review.store.all()  # a damaged ratings file: the EvoTrainerError page
+    try:
+        pair = source.next_pair(ratings, review.pick)
+    except EvoTrainerError as exc:
+        return _refusal(Refused(503, "Nothing to review yet", str(exc)))
+    saved = request.args.get("saved", type=int)
+    if pair is None:
         return render_template(
-            "review.html",
-            run=source.path.name,
-            meeting=pair.meeting_id,
-            transcript=source.transcript(pair.meeting_id),
-            reference=source.reference(pair.meeting_id),
-            left=source.minutes(pair.left, pair.meeting_id),
-            right=source.minutes(pair.right, pair.meeting_id),
-            token=token,
+            "message.html",
+            title="Nothing to review",
+            message="This run has no two policies with different minutes on a selection "
+            "meeting yet. Reload when the run has validated more policies.",
             ratings=len(ratings),
-            saved=saved,
-            max_comment=MAX_COMMENT,
         )
+    issued = time.time()
+    token = review.signer.dumps(
+        {
+            "n": secrets.token_urlsafe(16),
+            "m": pair.meeting_id,
+            "l": pair.left,
+            "r": pair.right,
+            "t": issued,
+        }
+    )
+    return render_template(
+        "review.html",
+        run=source.path.name,
+        meeting=pair.meeting_id,
+        transcript=source.transcript(pair.meeting_id),
+        reference=source.reference(pair.meeting_id),
+        left=source.minutes(pair.left, pair.meeting_id),
+        right=source.minutes(pair.right, pair.meeting_id),
+        token=token,
+        ratings=len(ratings),
+        saved=saved,
+        max_comment=MAX_COMMENT,
+    )
 
-    @app.post("/rate")
-    def rate() -> Any:
-        form = request.form
-        raw = form.get("pair", "")
-        if not raw:
-            raise Refused(400, "Malformed submission", "The form has no pair token.")
-        try:
-            payload = signer.loads(raw, max_age=max_age_s)
-        except SignatureExpired:
-            raise Refused(
-                400,
-                "Pair expired",
-                f"This pair was shown more than {max_age_s // 3600 or max_age_s} "
-                f"{'hours' if max_age_s >= 3600 else 'seconds'} ago; nothing was stored. "
-                "Rate the next pair instead.",
-            ) from None
-        except BadSignature:
-            raise Refused(
-                400,
-                "Malformed submission",
-                "The pair token was altered or was not issued by this review server (it may "
-                "have been restarted since the page was shown); nothing was stored.",
-            ) from None
-        if not isinstance(payload, dict) or not {"n", "m", "l", "r", "t"} <= set(payload):
-            raise Refused(400, "Malformed submission", "The pair token is incomplete.")
-        choice = form.get("choice", "")
-        if choice not in CHOICES:
-            raise Refused(
-                400,
-                "Malformed submission",
-                "The choice must be A, B or tie (one of the three buttons); nothing was stored.",
-            )
-        comment, reviewer = form.get("comment", ""), form.get("reviewer", "")
-        if len(comment) > MAX_COMMENT or len(reviewer) > MAX_REVIEWER:
-            raise Refused(
-                400,
-                "Malformed submission",
-                f"The comment may have at most {MAX_COMMENT} characters and the name "
-                f"{MAX_REVIEWER}; nothing was stored.",
-            )
-        rating = Rating(
-            meeting_id=str(payload["m"]),
-            left=str(payload["l"]),
-            right=str(payload["r"]),
-            outcome=CHOICES[choice],
-            comment=comment.strip(),
-            reviewer=reviewer.strip(),
-            nonce=str(payload["n"]),
-            issued_at=float(payload["t"]),
-            created_at=time.time(),
+
+def _rate(review: Review) -> Any:
+    """POST /rate: store one rating of the pair the token names; every bad submission is
+    refused and nothing is stored."""
+    form = request.form
+    payload = _pair_payload(review, form.get("pair", ""))
+    choice = form.get("choice", "")
+    if choice not in CHOICES:
+        raise Refused(
+            400,
+            "Malformed submission",
+            "The choice must be A, B or tie (one of the three buttons); nothing was stored.",
         )
-        try:
-            rid = store.add(rating)
-        except ReplayedRating:
-            raise Refused(
-                409,
-                "Already rated",
-                "This pair was rated before (the form was sent twice, or replayed). The first "
-                "rating is kept; nothing was stored twice.",
-            ) from None
-        return redirect(url_for("review", saved=rid), code=303)
-
-    @app.get("/scores")
-    def scores() -> Any:
-        ratings = store.all()
-        with contextlib.suppress(EvoTrainerError):  # no checkpoint yet: scores without rows
-            source.refresh()
-        rows_of = source.rows.get
-        weights = source.cfg.outer.s_val_weights
-        model = fit_human_model(ratings, rows_of, source.cfg.meta.human_prior)
-        return render_template(
-            "scores.html",
-            run=source.path.name,
-            ratings=len(ratings),
-            scores=policy_scores(ratings, source.cfg.meta.human_prior),
-            agreement=agreement(ratings, rows_of, weights),
-            features=model.feature_weights() if model else {},
+    comment, reviewer = form.get("comment", ""), form.get("reviewer", "")
+    if len(comment) > MAX_COMMENT or len(reviewer) > MAX_REVIEWER:
+        raise Refused(
+            400,
+            "Malformed submission",
+            f"The comment may have at most {MAX_COMMENT} characters and the name "
+            f"{MAX_REVIEWER}; nothing was stored.",
         )
+    rating = Rating(
+        meeting_id=str(payload["m"]),
+        left=str(payload["l"]),
+        right=str(payload["r"]),
+        outcome=CHOICES[choice],
+        comment=comment.strip(),
+        reviewer=reviewer.strip(),
+        nonce=str(payload["n"]),
+        issued_at=float(payload["t"]),
+        created_at=time.time(),
+    )
+    try:
+        rid = review.store.add(rating)
+    except ReplayedRating:
+        raise Refused(
+            409,
+            "Already rated",
+            "This pair was rated before (the form was sent twice, or replayed). The first "
+            "rating is kept; nothing was stored twice.",
+        ) from None
+    return redirect(url_for("review", saved=rid), code=303)
 
-    @app.get("/health")
-    def health() -> Any:
-        return {"ratings": store.count()}
 
-    def _refusal(exc: Refused) -> Any:
-        return (
-            render_template("message.html", title=exc.title, message=exc.message, error=True),
-            exc.status,
-        )
+def _pair_payload(review: Review, raw: str) -> dict[str, Any]:
+    """The pair a submission's token names, checked: signed by this server, not expired,
+    complete."""
+    max_age_s = review.max_age_s
+    if not raw:
+        raise Refused(400, "Malformed submission", "The form has no pair token.")
+    try:
+        payload = review.signer.loads(raw, max_age=max_age_s)
+    except SignatureExpired:
+        raise Refused(
+            400,
+            "Pair expired",
+            f"This pair was shown more than {max_age_s // 3600 or max_age_s} "
+            f"{'hours' if max_age_s >= 3600 else 'seconds'} ago; nothing was stored. "
+            "Rate the next pair instead.",
+        ) from None
+    except BadSignature:
+        raise Refused(
+            400,
+            "Malformed submission",
+            "The pair token was altered or was not issued by this review server (it may "
+            "have been restarted since the page was shown); nothing was stored.",
+        ) from None
+    if not isinstance(payload, dict) or not {"n", "m", "l", "r", "t"} <= set(payload):
+        raise Refused(400, "Malformed submission", "The pair token is incomplete.")
+    return payload
 
-    return app
+
+def _scores(review: Review) -> Any:
+    """GET /scores: the policies' scores from the ratings, and the ratings' agreement with the
+    automatic measures."""
+    source = review.source
+    ratings = review.store.all()
+    with contextlib.suppress(EvoTrainerError):  # no checkpoint yet: scores without rows
+        source.refresh()
+    rows_of = source.rows.get
+    weights = source.cfg.outer.s_val_weights
+    model = fit_human_model(ratings, rows_of, source.cfg.meta.human_prior)
+    return render_template(
+        "scores.html",
+        run=source.path.name,
+        ratings=len(ratings),
+        scores=policy_scores(ratings, source.cfg.meta.human_prior),
+        agreement=agreement(ratings, rows_of, weights),
+        features=model.feature_weights() if model else {},
+    )

@@ -56,7 +56,7 @@ def make_server(
     except OSError as exc:
         raise ConfigError(_cannot_listen(host, port, exc)) from None
     shown = f"[{host}]" if ":" in host else host
-    url = f"http://{shown}:{server.effective_port}/"  # type: ignore[union-attr]
+    url = f"http://{shown}:{server.effective_port}/"
     return server, url, access
 
 
