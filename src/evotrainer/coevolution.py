@@ -135,6 +135,7 @@ class CoEvolution:
                 reopen=self._reopen,
             )
             self.run_dir = c.adapters.run_dir = rd.path
+            assert rd.log is not None  # open_or_create opens events.jsonl
             c.events.observers.append(rd.log)
             c.meta.attach(rd.path)
         config = c.cfg.model_dump(mode="json")

@@ -53,7 +53,8 @@ def _kind(value: Any) -> str:
         return "a boolean"
     if isinstance(value, int | float):
         return "a number"
-    return {str: "a text", list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
+    names: dict[type, str] = {str: "a text", list: "a list", dict: "an object"}
+    return names.get(type(value), type(value).__name__)
 
 
 def typed(cls: type[T], data: Mapping[str, Any]) -> T:

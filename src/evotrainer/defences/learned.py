@@ -130,7 +130,7 @@ class LearnedDefences:
             self.discriminator.load_state_dict(s["discriminator"])
         if self.model is not None and s.get("learned"):
             self.model.load_state_dict(s["learned"])
-        self._pairs_seen = {tuple(x) for x in s.get("pairs_seen", [])}  # type: ignore[misc]
+        self._pairs_seen = {tuple(x) for x in s.get("pairs_seen", [])}
 
 
 def batch_outputs(

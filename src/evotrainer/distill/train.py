@@ -176,7 +176,8 @@ def attach_lora(model: Any, settings: LoraSettings) -> Any:
 
     cfg = LoraConfig(
         r=settings.rank,
-        lora_alpha=settings.alpha,
+        # peft annotates lora_alpha int; it only scales by alpha / r, so a float works
+        lora_alpha=settings.alpha,  # type: ignore[arg-type]
         lora_dropout=settings.dropout,
         target_modules=list(settings.target_modules),
         bias="none",

@@ -142,76 +142,23 @@ def build_components(
     tracker = build_tracker(config.tracking)  # its extra imported now (or an error)
     evaluator = evaluator_from_config(config, task, stack.client, runner, references=True)
     generator = task.generator()
-    if validation is None:
-        vset = resolve_validation(task, config.validation, config.seed, columns=config.data_columns)
-    else:
-        vset = resolve_validation(task, config.validation, config.seed, list(validation))
-    notes += [(ev.WARNING, {"message": w}) for w in vset.warnings]
+    vset = _validation_set(config, task, validation, notes)
     # no validation instance (selection or confirmation) may reach a training signal
     held_out = frozenset(i.id for i in vset.instances)
-    real_pool = load_real_pool(
-        task,
-        config.harness.real_data,
-        held_out,
-        lambda inst: input_text(task, inst),
-        config.data_columns,
-    )
+    real_pool = _real_pool(config, task, held_out)
     d = config.defences
-    constitution = Constitution(
-        enabled=d.constitution,
-        allow_private_data=d.allow_private_data,
-        extra_patterns=tuple(d.extra_patterns),
-        output_rules=task.constitution_rules(),
-    )
+    constitution = _constitution(config, task)
     # real meetings for training-side signals (never the validation set)
     use_pool = d.terminal_share > 0 or d.learned_reward
     pool = terminal_pool(config, task, held_out, notes) if use_pool else []
-    judge = FitnessJudge(
-        task,
-        evaluator,
-        constitution,
-        config.inner.reflect_examples,
-        terminal_share=d.terminal_share,
-        terminal_pool=pool if d.terminal_share > 0 else (),
-        terminal_sample=d.terminal_sample,
-        s_val_weights=config.outer.s_val_weights,
-        seed=config.seed,
-        on_violation=events.on_violation,
-        race_first=config.inner.race_first,
-        race_margin=config.inner.race_margin,
-    )
-    sg = config.surrogate
-    learned = LearnedDefences(
-        evaluator,
-        d.discriminator,
-        d.learned_reward,
-        dict(config.outer.s_val_weights),
-        config.seed,
-        exclude_ids=sorted(held_out),
-        pool=pool,
-    )
+    judge = _fitness_judge(config, task, evaluator, constitution, pool, events)
+    learned = _learned(config, evaluator, held_out, pool)
     validator, confirmer = _validators(config, task, evaluator, vset)
-    if config.budget.max_calls is not None and config.budget.reserve_final:
-        cost = (
-            len(vset.selection)
-            + len(getattr(validator.probe, "instances", ()))
-            + 2 * len(vset.confirmation)
-        ) * task.max_calls_per_rollout()
-        budget.reserve = min(cost, config.budget.max_calls // 2)
-    h = config.harness
-    base = HarnessGenome(
-        h.difficulty, h.weights, h.task_mix, h.real_share if real_pool.instances else 0.0
-    )
-    bounds = HarnessBounds(
-        h.difficulty_bounds[0],
-        h.difficulty_bounds[1],
-        h.weight_max,
-        h.real_share_bounds[0],
-        h.real_share_bounds[1],
-    )
+    _reserve_final(config, task, budget, vset, validator)
+    base, bounds = _harness(config, real_pool)
     check_components(config, set(evaluator.components), base, task, vset)
     learned_names = [n for n in ("discriminator", "learned") if n in evaluator.components]
-    space = tuple(sorted(set(base.weights) | set(h.switchable) | set(learned_names)))
+    space = tuple(sorted(set(base.weights) | set(config.harness.switchable) | set(learned_names)))
     # the meta-objective vector; the archive ranks by its meta score (people's ratings too)
     feedback = HumanFeedback(config.meta, dict(config.outer.s_val_weights))  # people's ratings
     meta = MetaJudge(config.meta, validator, evaluator, feedback)
@@ -234,13 +181,7 @@ def build_components(
         terminal_pool=pool,
         judge=judge,
         monitor=ProxyGapMonitor(window=d.monitor_window) if d.monitor else None,
-        surrogate=(
-            FitnessSurrogate(
-                config.seed, sg.min_train, sg.min_spearman, sg.margin, sg.explore, sg.window
-            )
-            if sg.enabled
-            else None
-        ),
+        surrogate=_surrogate(config),
         learned=learned,
         validator=validator,
         confirmer=confirmer,
@@ -253,6 +194,118 @@ def build_components(
         adapters=AdapterServer(config, budget),
     )
     return c, notes
+
+
+def _validation_set(
+    config: RunConfig, task: Task, validation: Sequence[Instance] | None, notes: list[Note]
+) -> ValidationSet:
+    """The validation set (the given instances, or the config's), its warnings noted."""
+    if validation is None:
+        vset = resolve_validation(task, config.validation, config.seed, columns=config.data_columns)
+    else:
+        vset = resolve_validation(task, config.validation, config.seed, list(validation))
+    notes += [(ev.WARNING, {"message": w}) for w in vset.warnings]
+    return vset
+
+
+def _real_pool(config: RunConfig, task: Task, held_out: frozenset[str]) -> RealPool:
+    """The real training pool (``harness.real_data``), without the held-out instances."""
+    return load_real_pool(
+        task,
+        config.harness.real_data,
+        held_out,
+        lambda inst: input_text(task, inst),
+        config.data_columns,
+    )
+
+
+def _constitution(config: RunConfig, task: Task) -> Constitution:
+    d = config.defences
+    return Constitution(
+        enabled=d.constitution,
+        allow_private_data=d.allow_private_data,
+        extra_patterns=tuple(d.extra_patterns),
+        output_rules=task.constitution_rules(),
+    )
+
+
+def _fitness_judge(
+    config: RunConfig,
+    task: Task,
+    evaluator: Evaluator,
+    constitution: Constitution,
+    pool: list[Instance],
+    events: Events,
+) -> FitnessJudge:
+    d = config.defences
+    return FitnessJudge(
+        task,
+        evaluator,
+        constitution,
+        config.inner.reflect_examples,
+        terminal_share=d.terminal_share,
+        terminal_pool=pool if d.terminal_share > 0 else (),
+        terminal_sample=d.terminal_sample,
+        s_val_weights=config.outer.s_val_weights,
+        seed=config.seed,
+        on_violation=events.on_violation,
+        race_first=config.inner.race_first,
+        race_margin=config.inner.race_margin,
+    )
+
+
+def _learned(
+    config: RunConfig, evaluator: Evaluator, held_out: frozenset[str], pool: list[Instance]
+) -> LearnedDefences:
+    d = config.defences
+    return LearnedDefences(
+        evaluator,
+        d.discriminator,
+        d.learned_reward,
+        dict(config.outer.s_val_weights),
+        config.seed,
+        exclude_ids=sorted(held_out),
+        pool=pool,
+    )
+
+
+def _reserve_final(
+    config: RunConfig, task: Task, budget: Budget, vset: ValidationSet, validator: Validator
+) -> None:
+    """With ``budget.reserve_final``, keeps back what the final validation costs (at most half
+    of ``max_calls``)."""
+    if config.budget.max_calls is not None and config.budget.reserve_final:
+        cost = (
+            len(vset.selection)
+            + len(getattr(validator.probe, "instances", ()))
+            + 2 * len(vset.confirmation)
+        ) * task.max_calls_per_rollout()
+        budget.reserve = min(cost, config.budget.max_calls // 2)
+
+
+def _harness(config: RunConfig, real_pool: RealPool) -> tuple[HarnessGenome, HarnessBounds]:
+    """The configured harness (no real share without real data) and its bounds."""
+    h = config.harness
+    base = HarnessGenome(
+        h.difficulty, h.weights, h.task_mix, h.real_share if real_pool.instances else 0.0
+    )
+    bounds = HarnessBounds(
+        h.difficulty_bounds[0],
+        h.difficulty_bounds[1],
+        h.weight_max,
+        h.real_share_bounds[0],
+        h.real_share_bounds[1],
+    )
+    return base, bounds
+
+
+def _surrogate(config: RunConfig) -> FitnessSurrogate | None:
+    sg = config.surrogate
+    if not sg.enabled:
+        return None
+    return FitnessSurrogate(
+        config.seed, sg.min_train, sg.min_spearman, sg.margin, sg.explore, sg.window
+    )
 
 
 def _validators(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from evotrainer.engine.components import Components
     from evotrainer.engine.state import RunState
 
-Observer = Callable[[ev.Event], None]
+Observer = ev.Observer
 
 
 def finite(x: float) -> float | None:

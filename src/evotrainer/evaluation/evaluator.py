@@ -257,7 +257,7 @@ class Evaluator:
         )
 
 
-def _failed(policy: PolicyGenome, instance: Instance, exc: Exception) -> Rollout:
+def _failed(policy: PolicyGenome, instance: Instance, exc: BaseException) -> Rollout:
     return Rollout(policy.id, instance.id, "", error=f"{type(exc).__name__}: {exc}")
 
 

@@ -100,7 +100,7 @@ def unseen_correlations(
             entry.update(chosen_rho=None, base_rho=None)
         else:
             entry.update(
-                chosen_rho=found.correlation(weights),  # type: ignore[arg-type]
+                chosen_rho=found.correlation(weights),
                 base_rho=found.correlation(base),
             )
         out.append(entry)

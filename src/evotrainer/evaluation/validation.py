@@ -31,7 +31,7 @@ class Validator:
         s_val_weights: Mapping[str, float],
         source: str,
         truncation: str = "",
-        probe: Callable[[list[PolicyGenome]], dict[str, dict[str, float]]] | None = None,
+        probe: Callable[[list[PolicyGenome]], dict[str, dict[str, float | None]]] | None = None,
     ) -> None:
         self.task = task
         self.evaluator = evaluator

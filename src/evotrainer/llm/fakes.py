@@ -14,7 +14,7 @@ from importlib.metadata import entry_points
 from typing import cast
 
 from evotrainer.errors import LLMError, ModelSpecError
-from evotrainer.llm.base import BaseLLM, Completion, SamplingParams
+from evotrainer.llm.base import BaseLLM, BatchResult, Completion, SamplingParams
 from evotrainer.types import Message
 
 
@@ -83,7 +83,9 @@ class BatchingLLM(FunctionLLM):
         self.batch_size = batch_size
         self.batches: list[int] = []
 
-    def complete_batch(self, requests, params):  # type: ignore[no-untyped-def]
+    def complete_batch(
+        self, requests: Sequence[Sequence[Message]], params: SamplingParams
+    ) -> list[BatchResult]:
         with self._lock:
             self.batches.append(len(requests))
         return super().complete_batch(requests, params)

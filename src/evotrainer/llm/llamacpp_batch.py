@@ -34,12 +34,14 @@ bias, a logits processor, a prompt that does not fit) is answered by the sequent
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
+
+from evotrainer.llm.prefix_store import PREFIX_SAVE_MIN, PREFIX_STORE_BYTES, PrefixStore
+from evotrainer.llm.prompt_lookup import Drafter
 
 UNSUPPORTED = ("logits_processor", "grammar", "logit_bias", "logprobs")
 # llama.cpp (built with llamafile, the default) multiplies a sequence's attention with tinyBLAS
@@ -57,6 +59,8 @@ MIN_PIECE = 2
 # (at least MIN_PIECE; 5 of 36 greedy answers flipped when a prompt's last token was left alone).
 MIN_TAIL = 8
 
+Entry = tuple[int, int, int, bool]  # a llama_batch entry: token, position, sequence, logits
+
 
 def pieces(start: int, end: int, size: int) -> list[tuple[int, int]]:
     """[start, end) cut into pieces of at most ``size`` tokens, none of one token unless the
@@ -66,12 +70,6 @@ def pieces(start: int, end: int, size: int) -> list[tuple[int, int]]:
         (a, b), (_, d) = cuts[-2], cuts[-1]
         cuts[-2:] = [(a, b - 1), (b - 1, d)]
     return cuts
-
-
-# Prefixes of at least this many prefilled tokens are kept in a PrefixStore of this many bytes
-# (a 1,024-token transcript of SmolLM2-135M: ~24 MB of KV cells).
-PREFIX_SAVE_MIN = 256
-PREFIX_STORE_BYTES = 512 << 20
 
 
 class _Captured(Exception):
@@ -130,7 +128,7 @@ def prepare(llm: Any, args: dict[str, Any]) -> Prepared | str:
         max_tokens = n_ctx - len(prompt)
     stop = args.get("stop") or []
     stop = stop if isinstance(stop, list) else [stop]
-    sampler = {
+    sampler: dict[str, Any] = {
         k: args[k]
         for k in (
             "top_k",
@@ -237,92 +235,21 @@ def clusters(prompts: Sequence[Sequence[int]], share: float = 0.5) -> list[list[
     return out
 
 
-class PrefixStore:
-    """Copies of prefilled prefixes' KV cells (``llama_state_seq_get_data``), least recently
-    used first out past ``budget`` bytes. A meeting that comes back after its KV stream was
-    reused (the next racing rung, the next generation's validation) is restored with a copy of a
-    few megabytes instead of a prefill of its transcript; the cells are the same bytes, so the
-    answers are the same."""
+class DecoderStats(TypedDict):
+    """``BatchDecoder.stats``: counters over the decoder's groups."""
 
-    def __init__(self, budget: int) -> None:
-        self.budget = budget
-        self.used = 0
-        self._entries: OrderedDict[tuple[int, ...], Any] = OrderedDict()
-
-    def save(self, ctx: Any, seq: int, tokens: Sequence[int]) -> None:
-        import ctypes
-
-        import llama_cpp
-
-        key = tuple(tokens)
-        if key in self._entries:
-            self._entries.move_to_end(key)
-            return
-        size = int(llama_cpp.llama_state_seq_get_size(ctx.ctx, seq))
-        if size <= 0 or size > self.budget:
-            return
-        buf = (ctypes.c_uint8 * size)()
-        if int(llama_cpp.llama_state_seq_get_data(ctx.ctx, buf, size, seq)) != size:
-            return
-        while self._entries and self.used + size > self.budget:
-            _, old = self._entries.popitem(last=False)
-            self.used -= len(old)
-        self._entries[key] = buf
-        self.used += size
-
-    def restore(self, ctx: Any, seq: int, prefix: Sequence[int], kept: int) -> int | None:
-        """Puts into ``seq`` the saved prefix sharing the most with ``prefix``, if that is more
-        than ``kept`` (what the stream holds already) by at least PREFIX_SAVE_MIN tokens;
-        returns how many of its tokens ``prefix`` shares, 0 if the copy failed (``seq`` is then
-        empty), None if nothing was tried (``seq`` untouched)."""
-        import llama_cpp
-
-        best, best_n = None, kept + PREFIX_SAVE_MIN - 1
-        for key in self._entries:
-            n = llama_cpp.Llama.longest_token_prefix(key, prefix)
-            if n > best_n:
-                best, best_n = key, n
-        if best is None:
-            return None
-        buf = self._entries[best]
-        self._entries.move_to_end(best)
-        llama_cpp.llama_memory_seq_rm(ctx.memory, seq, -1, -1)
-        if int(llama_cpp.llama_state_seq_set_data(ctx.ctx, buf, len(buf), seq)) == 0:
-            llama_cpp.llama_memory_seq_rm(ctx.memory, seq, -1, -1)
-            return 0  # not restored: the caller prefills from the start
-        return best_n
-
-
-class Drafter:
-    """Prompt-lookup drafts for one sequence: the tokens that followed the latest earlier
-    occurrence of its last ``n`` tokens (n = NGRAM down to 2) in its prompt and answer so far.
-    A small model's answers repeat themselves and the transcript (measured on the full demo's
-    answers: with drafts of up to 8 tokens from the answer alone, 4.2 tokens a step), so a
-    draft verified in the same decoding step often yields several tokens for one step."""
-
-    NGRAM = 3
-
-    def __init__(self, tokens: Sequence[int]) -> None:
-        self.tokens: list[int] = []
-        self._last: dict[tuple[int, ...], int] = {}  # n-gram -> where its latest copy ended
-        for t in tokens:
-            self.append(t)
-
-    def append(self, token: int) -> None:
-        toks, end = self.tokens, len(self.tokens)
-        for n in range(2, self.NGRAM + 1):  # n-grams that now have a continuation
-            if end >= n:
-                self._last[tuple(toks[end - n : end])] = end
-        toks.append(token)
-
-    def draft(self, k: int) -> list[int]:
-        toks = self.tokens
-        for n in range(self.NGRAM, 1, -1):
-            if len(toks) >= n:
-                at = self._last.get(tuple(toks[-n:]))
-                if at is not None:
-                    return toks[at : at + k]
-        return []
+    groups: int
+    sequences: int
+    clusters: int
+    prefix_tokens: int
+    prefix_reused_tokens: int
+    prefix_restored_tokens: int
+    decode_calls: int
+    seconds: dict[str, float]
+    tokens: dict[str, int]
+    step_rows: dict[int, int]
+    drafted: int
+    accepted: int
 
 
 class BatchDecoder:
@@ -340,7 +267,7 @@ class BatchDecoder:
         # per sequence: tokens its KV stream holds at positions 0.. (kept between groups)
         self._cells: list[list[int]] = [[] for _ in range(self.max_sequences)]
         self._last_use = [0] * self.max_sequences  # group number; 0: never used
-        self.stats = {
+        self.stats: DecoderStats = {
             "groups": 0,
             "sequences": 0,
             "clusters": 0,
@@ -400,7 +327,7 @@ class BatchDecoder:
         self.store = PrefixStore(PREFIX_STORE_BYTES)  # KV data belongs to this context's layout
 
     # -- one llama_batch ---------------------------------------------------------------------
-    def _decode(self, entries: list[tuple[int, int, int, bool]], phase: str) -> None:
+    def _decode(self, entries: list[Entry], phase: str) -> None:
         """entries: (token, position, sequence, wants logits)."""
         start = time.perf_counter()
         b = self._batch.batch
@@ -503,10 +430,42 @@ class BatchDecoder:
             self._last_use[s] = self.stats["groups"] + 1
         return seqs
 
-    def _generate(self, requests: Sequence[Prepared], answers: list[Answer], samplers) -> None:
-        import llama_cpp
-
+    def _generate(
+        self, requests: Sequence[Prepared], answers: list[Answer], samplers: Sequence[Any]
+    ) -> None:
         prompts = [r.tokens for r in requests]
+        seq_of, start_of = self._lay_out(prompts)  # request -> its sequence, its own tokens' start
+        answer_of = {s: answers[i] for i, s in seq_of.items()}
+        sampler_of = {s: samplers[i] for i, s in seq_of.items()}
+        nxt = self._prefill_tails(prompts, seq_of, start_of, samplers)  # sequence -> next token
+        pos = {seq_of[i]: len(p) for i, p in enumerate(prompts)}
+        # prompt-lookup drafts, verified in the same step: a draft token is kept only where the
+        # sampler, reading the row of the token before it, chose that very token, and the
+        # sampler is called once per kept token as without drafts. The logits are not the
+        # sequential path's: llama.cpp rounds a token differently when tokens before it in its
+        # sequence are in the same step, so answers with drafts differ (docs/efficiency.md)
+        drafters = (
+            {seq_of[i]: Drafter(p) for i, p in enumerate(prompts)} if self.draft_tokens else {}
+        )
+        seconds, rows = self.stats["seconds"], self.stats["step_rows"]
+        while nxt:
+            start = time.perf_counter()
+            step, drafts = self._step_entries(nxt, pos, answer_of, drafters)
+            nxt = {}
+            seconds["sampling"] += time.perf_counter() - start
+            if step:
+                self._decode(step, "steps")
+                rows[len(step)] = rows.get(len(step), 0) + 1
+                start = time.perf_counter()
+                for s, (row, d) in drafts.items():
+                    token = self._verify(s, row, d, answer_of[s], sampler_of[s], drafters, pos)
+                    if not answer_of[s].done:
+                        nxt[s] = token
+                seconds["sampling"] += time.perf_counter() - start
+
+    def _lay_out(self, prompts: list[list[int]]) -> tuple[dict[int, int], dict[int, int]]:
+        """Each request's sequence and where its own tokens start: the prompts clustered by
+        meeting, each cluster's shared prefix placed and prefilled (``_place``)."""
         groups = clusters(prompts)
         lcps = [  # each cluster's shared prefix, leaving every prompt MIN_TAIL own tokens
             max(
@@ -528,78 +487,91 @@ class BatchDecoder:
         for g, n, seqs in zip(groups, lcps, placed, strict=True):
             for i, s in zip(g, seqs, strict=True):
                 seq_of[i], start_of[i] = s, n
-        req_of = {s: i for i, s in seq_of.items()}
-        # every sequence's own prompt tokens, a sequence at a time (MIN_PIECE); logits at its
-        # last one
+        return seq_of, start_of
+
+    def _prefill_tails(
+        self,
+        prompts: list[list[int]],
+        seq_of: dict[int, int],
+        start_of: dict[int, int],
+        samplers: Sequence[Any],
+    ) -> dict[int, int]:
+        """Every sequence's own prompt tokens, a sequence at a time (MIN_PIECE), logits at its
+        last one; returns each sequence's first sampled token."""
         nxt: dict[int, int] = {}  # sequence -> its next token
         for i, p in enumerate(prompts):
             s, cuts = seq_of[i], pieces(start_of[i], len(p), self.n_batch)
-            for a, b in cuts:
-                self._decode([(p[k], k, s, k == len(p) - 1) for k in range(a, b)], "tails")
+            for lo, hi in cuts:
+                self._decode([(p[k], k, s, k == len(p) - 1) for k in range(lo, hi)], "tails")
             nxt[s] = samplers[i].sample(self._ctx, len(p) - 1 - cuts[-1][0])  # the last piece
-        pos = {seq_of[i]: len(p) for i, p in enumerate(prompts)}
-        # prompt-lookup drafts, verified in the same step: a draft token is kept only where the
-        # sampler, reading the row of the token before it, chose that very token, and the
-        # sampler is called once per kept token as without drafts. The logits are not the
-        # sequential path's: llama.cpp rounds a token differently when tokens before it in its
-        # sequence are in the same step, so answers with drafts differ (docs/efficiency.md)
-        drafters = (
-            {seq_of[i]: Drafter(p) for i, p in enumerate(prompts)} if self.draft_tokens else {}
-        )
-        seconds, rows = self.stats["seconds"], self.stats["step_rows"]
-        mem = self._ctx.memory
-        while nxt:
-            start = time.perf_counter()
-            step: list[tuple[int, int, int, bool]] = []
-            drafts: dict[int, tuple[int, list[int]]] = {}  # sequence -> (its row, its draft)
-            for s in sorted(nxt):
-                a = answers[req_of[s]]
-                if a.stopped_by_criteria():
-                    continue
-                a.feed(nxt[s])
-                if not a.done and pos[s] < self.seq_ctx:
-                    row, d = len(step), []
-                    step.append((nxt[s], pos[s], s, True))
-                    pos[s] += 1
-                    if s in drafters:
-                        drafters[s].append(nxt[s])
-                        room = min(
-                            self.draft_tokens,
-                            a.max_tokens - len(a.completion) - 1,
-                            self.seq_ctx - pos[s],
-                        )
-                        d = drafters[s].draft(room) if room > 0 else []
-                        step.extend((t, pos[s] + j, s, True) for j, t in enumerate(d))
-                    drafts[s] = (row, d)
-                elif not a.done:  # out of room (cannot happen within max_tokens)
-                    a.text = a.detokenize(a.completion, prev_tokens=a.prompt)
-                    a.done = True
-            nxt = {}
-            seconds["sampling"] += time.perf_counter() - start
-            if step:
-                self._decode(step, "steps")
-                rows[len(step)] = rows.get(len(step), 0) + 1
-                start = time.perf_counter()
-                for s, (row, d) in drafts.items():
-                    a, sampler = answers[req_of[s]], samplers[req_of[s]]
-                    token = sampler.sample(self._ctx, row)
-                    kept = 0
-                    while kept < len(d) and token == d[kept]:
-                        # the draft token is what the sampler chose: take it as the next
-                        # round would (criteria, then feed); its row holds the following logits
-                        if a.stopped_by_criteria():
-                            break
-                        a.feed(token)
-                        drafters[s].append(token)
-                        pos[s] += 1
-                        kept += 1
-                        if a.done:
-                            break
-                        token = sampler.sample(self._ctx, row + kept)
-                    self.stats["drafted"] += len(d)
-                    self.stats["accepted"] += kept
-                    if kept < len(d):  # the rejected draft's cells leave the KV stream
-                        llama_cpp.llama_memory_seq_rm(mem, s, pos[s], -1)
-                    if not a.done:
-                        nxt[s] = token
-                seconds["sampling"] += time.perf_counter() - start
+        return nxt
+
+    def _step_entries(
+        self,
+        nxt: dict[int, int],
+        pos: dict[int, int],
+        answer_of: dict[int, Answer],
+        drafters: dict[int, Drafter],
+    ) -> tuple[list[Entry], dict[int, tuple[int, list[int]]]]:
+        """One decoding step: each sequence's next token fed to its answer and, if that goes
+        on, put in the step (with its draft after it); advances ``pos``. Returns the step's
+        entries and, by sequence, (the row of its next token, its draft)."""
+        step: list[Entry] = []
+        drafts: dict[int, tuple[int, list[int]]] = {}  # sequence -> (its row, its draft)
+        for s in sorted(nxt):
+            a = answer_of[s]
+            if a.stopped_by_criteria():
+                continue
+            a.feed(nxt[s])
+            if not a.done and pos[s] < self.seq_ctx:
+                row, d = len(step), []
+                step.append((nxt[s], pos[s], s, True))
+                pos[s] += 1
+                if s in drafters:
+                    drafters[s].append(nxt[s])
+                    room = min(
+                        self.draft_tokens,
+                        a.max_tokens - len(a.completion) - 1,
+                        self.seq_ctx - pos[s],
+                    )
+                    d = drafters[s].draft(room) if room > 0 else []
+                    step.extend((t, pos[s] + j, s, True) for j, t in enumerate(d))
+                drafts[s] = (row, d)
+            elif not a.done:  # out of room (cannot happen within max_tokens)
+                a.text = a.detokenize(a.completion, prev_tokens=a.prompt)
+                a.done = True
+        return step, drafts
+
+    def _verify(
+        self,
+        s: int,
+        row: int,
+        d: list[int],
+        a: Answer,
+        sampler: Any,
+        drafters: dict[int, Drafter],
+        pos: dict[int, int],
+    ) -> int:
+        """Samples sequence ``s``'s token at ``row`` and keeps the draft ``d`` (its rows after
+        ``row``) as far as the sampler confirms it; returns the token sampled last."""
+        import llama_cpp
+
+        token = sampler.sample(self._ctx, row)
+        kept = 0
+        while kept < len(d) and token == d[kept]:
+            # the draft token is what the sampler chose: take it as the next
+            # round would (criteria, then feed); its row holds the following logits
+            if a.stopped_by_criteria():
+                break
+            a.feed(token)
+            drafters[s].append(token)
+            pos[s] += 1
+            kept += 1
+            if a.done:
+                break
+            token = sampler.sample(self._ctx, row + kept)
+        self.stats["drafted"] += len(d)
+        self.stats["accepted"] += kept
+        if kept < len(d):  # the rejected draft's cells leave the KV stream
+            llama_cpp.llama_memory_seq_rm(self._ctx.memory, s, pos[s], -1)
+        return token

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from evotrainer.config import CacheConfig, ModelConfig, RayConfig
 from evotrainer.errors import ModelSpecError
@@ -59,7 +60,7 @@ def build_backend(
     kind, _, rest = spec.partition(":")
     if kind == "local" and rest:
         require_local(spec)
-        kw = {
+        kw: dict[str, Any] = {
             "n_ctx": cfg.n_ctx,
             "n_threads": cfg.n_threads,
             "seed": seed,

@@ -34,7 +34,7 @@ class WeaknessReport:
     s_val_by_length: Mapping[str, float]
     train_reward: float
     train_components: Mapping[str, float]
-    validation: Mapping[str, float]
+    validation: Mapping[str, float | None]  # the validation aggregates (None: not applicable)
     reward_by_kind: Mapping[str, float] = field(default_factory=dict)
     suspects: tuple[str, ...] = ()  # components the proxy-gap monitor flagged since last step
     best_s_val: float | None = None  # best s_val validated so far (the archive's best)
@@ -58,7 +58,8 @@ class WeaknessReport:
             if weights.get(comp, 0) <= 0 or metric not in self.validation:
                 continue
             saturated = self.train_components.get(comp, 0) >= SATURATED
-            if saturated and self.validation[metric] < low and comp not in out:
+            value = self.validation[metric]
+            if saturated and value is not None and value < low and comp not in out:
                 out.append(comp)
         return out
 

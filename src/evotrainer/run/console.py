@@ -70,17 +70,7 @@ class ConsoleProgress:
         d = event.data
         p = self._print
         if event.type == ev.RUN_STARTED:
-            task = (d.get("config") or {}).get("task") or {}
-            self.noun = task_words(str(task.get("name", DEFAULT_TASK))).instances
-            m = d["model"]
-            threads = f", {_threads(m['threads'])}" if m.get("threads") else ""
-            p(f"[bold]EvoTrainer[/] model: {_e(m.get('model'))} ({_e(m.get('backend'))}{threads})")
-            teacher = d.get("operator_model")
-            if teacher:
-                self._line(
-                    f"operator model (mutation, reflection, paraphrase): {teacher.get('model')} "
-                    f"({teacher.get('backend')})"
-                )
+            self._run_started(d)
         elif event.type == ev.THREADS:
             self._line(
                 f"llama.cpp threads: {d['previous']} -> {d['threads']} from generation "
@@ -91,29 +81,7 @@ class ConsoleProgress:
         elif event.type in (ev.VALIDATION_SET, ev.TRAINING_SET, ev.WARNING, ev.OUTER_STEP_SKIPPED):
             p(("[yellow]warning:[/] " if event.type == ev.WARNING else "") + _e(d["message"]))
         elif event.type == ev.GENERATION:
-            b = d["budget"]
-            expected = d.get("expected_calls")
-            status = (
-                f"best {_num(d['best_fitness'])} mean {_num(d['mean_fitness'])} | "
-                f"s_val {_num(d['last_s_val'])} | "
-                f"{_harness(d['harness'])} | "
-                f"calls {b['llm_calls']}{f'/~{expected}' if expected else ''} "
-                f"tok {b['prompt_tokens'] + b['completion_tokens']} | "
-                f"ETA {format_duration(d.get('eta_s'))}"
-            )
-            self._pace(d)
-            if not self.console.is_terminal:  # a log file: one plain line per generation
-                p(
-                    f"gen {d['generation']}/{d['total_generations']} {status} "
-                    f"| {d['elapsed_s']:.0f}s",
-                    markup=False,
-                    highlight=False,
-                    soft_wrap=True,
-                )
-                return
-            self._bar(d["total_generations"])
-            assert self.progress is not None
-            self.progress.update(self.task_id, completed=d["generation"], status=_e(status))
+            self._generation(d)
         elif event.type == ev.VALIDATION_STARTED:
             how = f"racing: a few {self.noun} first" if d.get("race") else f"all {self.noun}"
             self._line(
@@ -123,23 +91,8 @@ class ConsoleProgress:
         elif event.type == ev.VALIDATION:
             part = f" (estimate from {d['n']} {self.noun}, raced out)" if d.get("partial") else ""
             self._line(f"  {d['role']} {d['policy_id']}: s_val {d['s_val']:.3f}{part}")
-        elif event.type == ev.DISTILL_STARTED:
-            refs = f" + {d['references']} human references" if d.get("references") else ""
-            self._line(
-                f"distillation {d['round']}: {d['from_policies']} answers kept of "
-                f"{d['from_policies'] + len(d.get('dropped') or [])} (reward >= "
-                f"{_num(d.get('threshold'))}){refs}; training a LoRA adapter"
-            )
-        elif event.type == ev.DISTILL_PROGRESS:
-            step, steps = d["step"], d["steps"]
-            if step == steps or step % max(1, steps // 10) == 0:  # about ten lines a training
-                self._line(
-                    f"  adapter step {step}/{steps}: loss {d['loss']:.3f}, "
-                    f"{d['tokens_per_s']:.0f} tokens/s, {d['eta_s']:.0f}s left"
-                )
-        elif event.type == ev.DISTILL_FINISHED:
-            what = "kept" if d["kept"] else "set aside"
-            self._line(f"distillation {d['round']}: adapter {what}: {_e(d['why'])}")
+        elif event.type in (ev.DISTILL_STARTED, ev.DISTILL_PROGRESS, ev.DISTILL_FINISHED):
+            self._distill(event.type, d)
         elif event.type == ev.TRIAL_STARTED:
             self._line(
                 f"outer step {d['outer_step']}: trial {d['trial']}/{d['trials']} of harness "
@@ -151,13 +104,7 @@ class ConsoleProgress:
                 f"{_num(d['best_fitness'])}, calls {d['budget']['llm_calls']}"
             )
         elif event.type == ev.CONFIRMATION:
-            diff = d["difference"]
-            lo, hi = diff["ci95"]
-            self._line(
-                f"confirmation on {diff['n']} held-out {self.noun}: winner {d['winner_s_val']:.3f} "
-                f"vs best seed {d['best_seed_s_val']:.3f}, paired difference "
-                f"{diff['mean']:+.3f} [95% CI {lo:+.3f}, {hi:+.3f}] -> {d['reason']}"
-            )
+            self._confirmation(d)
         elif event.type == ev.OUTER_STEP:
             s = ", ".join(f"{x:.3f}" if x is not None else "-" for x in d["s_vals"])
             p(
@@ -179,6 +126,76 @@ class ConsoleProgress:
             p(f"[yellow]warning:[/] observer {_e(d['observer'])} detached: {_e(d['error'])}")
         elif event.type == ev.RUN_FINISHED:
             self.close()
+
+    def _run_started(self, d: dict[str, Any]) -> None:
+        """The model (and the operator model, if another): the task's noun noted."""
+        task = (d.get("config") or {}).get("task") or {}
+        self.noun = task_words(str(task.get("name", DEFAULT_TASK))).instances
+        m = d["model"]
+        threads = f", {_threads(m['threads'])}" if m.get("threads") else ""
+        self._print(
+            f"[bold]EvoTrainer[/] model: {_e(m.get('model'))} ({_e(m.get('backend'))}{threads})"
+        )
+        teacher = d.get("operator_model")
+        if teacher:
+            self._line(
+                f"operator model (mutation, reflection, paraphrase): {teacher.get('model')} "
+                f"({teacher.get('backend')})"
+            )
+
+    def _generation(self, d: dict[str, Any]) -> None:
+        """The progress bar's status (a plain line per generation in a log file)."""
+        b = d["budget"]
+        expected = d.get("expected_calls")
+        status = (
+            f"best {_num(d['best_fitness'])} mean {_num(d['mean_fitness'])} | "
+            f"s_val {_num(d['last_s_val'])} | "
+            f"{_harness(d['harness'])} | "
+            f"calls {b['llm_calls']}{f'/~{expected}' if expected else ''} "
+            f"tok {b['prompt_tokens'] + b['completion_tokens']} | "
+            f"ETA {format_duration(d.get('eta_s'))}"
+        )
+        self._pace(d)
+        if not self.console.is_terminal:  # a log file: one plain line per generation
+            self._print(
+                f"gen {d['generation']}/{d['total_generations']} {status} | {d['elapsed_s']:.0f}s",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
+            return
+        self._bar(d["total_generations"])
+        assert self.progress is not None
+        self.progress.update(self.task_id, completed=d["generation"], status=_e(status))
+
+    def _distill(self, type_: str, d: dict[str, Any]) -> None:
+        """A distillation round's start, its training's progress (about ten lines) and end."""
+        if type_ == ev.DISTILL_STARTED:
+            refs = f" + {d['references']} human references" if d.get("references") else ""
+            self._line(
+                f"distillation {d['round']}: {d['from_policies']} answers kept of "
+                f"{d['from_policies'] + len(d.get('dropped') or [])} (reward >= "
+                f"{_num(d.get('threshold'))}){refs}; training a LoRA adapter"
+            )
+        elif type_ == ev.DISTILL_PROGRESS:
+            step, steps = d["step"], d["steps"]
+            if step == steps or step % max(1, steps // 10) == 0:  # about ten lines a training
+                self._line(
+                    f"  adapter step {step}/{steps}: loss {d['loss']:.3f}, "
+                    f"{d['tokens_per_s']:.0f} tokens/s, {d['eta_s']:.0f}s left"
+                )
+        else:
+            what = "kept" if d["kept"] else "set aside"
+            self._line(f"distillation {d['round']}: adapter {what}: {_e(d['why'])}")
+
+    def _confirmation(self, d: dict[str, Any]) -> None:
+        diff = d["difference"]
+        lo, hi = diff["ci95"]
+        self._line(
+            f"confirmation on {diff['n']} held-out {self.noun}: winner {d['winner_s_val']:.3f} "
+            f"vs best seed {d['best_seed_s_val']:.3f}, paired difference "
+            f"{diff['mean']:+.3f} [95% CI {lo:+.3f}, {hi:+.3f}] -> {d['reason']}"
+        )
 
     def _pace(self, d: dict[str, Any]) -> None:
         """Once the backend's pace is measured (generation events carry it): one line with the

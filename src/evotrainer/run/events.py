@@ -7,9 +7,10 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import Any, TextIO
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,7 @@ WARNING = "warning"
 OBSERVER_DETACHED = "observer_detached"  # an observer raised: reported and detached
 
 
-class Observer(Protocol):
-    def __call__(self, event: Event) -> None: ...
+Observer = Callable[[Event], None]  # anything called with each event
 
 
 def notify(observers: list[Observer], event: Event) -> None:

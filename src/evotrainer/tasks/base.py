@@ -25,7 +25,7 @@ import random
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from evotrainer.llm.base import LLMClient, SamplingParams
 from evotrainer.operators.base import FeedbackEdit  # defined with the operator applying it
@@ -85,7 +85,8 @@ def combine_s_val(aggregates: Mapping[str, float | None], weights: Mapping[str, 
     total = sum(present.values())
     if total <= 0:
         return 0.0
-    return sum(w * float(aggregates[k]) for k, w in present.items()) / total  # type: ignore[arg-type]
+    # present holds only keys whose aggregate is not None
+    return sum(w * float(cast(float, aggregates[k])) for k, w in present.items()) / total
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,8 @@ tests of held-out generated problems as a share of fitness: the sparse terminal 
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field, field_validator
 
 from evotrainer.config import TaskConfig
@@ -56,7 +58,7 @@ class CodeTaskConfig(TaskConfig):
         return value
 
 
-DEFAULTS = {
+DEFAULTS: dict[str, dict[str, Any]] = {
     "harness": {
         "weights": {
             "visible_tests": 0.5,

@@ -126,6 +126,27 @@ def make_guard(workdir, read_roots):
             violations.append(f"{kind}: {detail}"[:200])
         raise PermissionError(f"sandbox: {kind} is not allowed ({detail})")
 
+    check = _make_check(workdir, readable, note)
+
+    def hook(event, args):
+        if not state["armed"] or state["busy"]:
+            return
+        state["busy"] = True
+        try:
+            check(event, args)
+        finally:
+            state["busy"] = False
+
+    def arm(on):
+        state["armed"] = on
+
+    return hook, arm, violations
+
+
+def _make_check(workdir, readable, note):
+    """The hook's check of one event, as a closure over the guard's paths: it calls ``note``
+    (which raises) for what the code under test may not do."""
+
     def from_candidate():
         """Whether the frame that raised the event (through inspect.py at most) is the code
         under test."""
@@ -190,19 +211,7 @@ def make_guard(workdir, read_roots):
         elif event == "object.__getattr__" and args[1] in FRAME_ATTRS and from_candidate():
             note("introspection", f".{args[1]}")
 
-    def hook(event, args):
-        if not state["armed"] or state["busy"]:
-            return
-        state["busy"] = True
-        try:
-            check(event, args)
-        finally:
-            state["busy"] = False
-
-    def arm(on):
-        state["armed"] = on
-
-    return hook, arm, violations
+    return check
 
 
 class CallTimeout(BaseException):

@@ -198,7 +198,7 @@ class Sandbox:
         wall = time.perf_counter() - t0
         report = _read_report(out_path)
         stderr = err_path.read_bytes()[-400:].decode(errors="replace")
-        common = {"wall_s": round(wall, 4), "cpu_s": round(cpu_s, 4)}
+        common: dict[str, Any] = {"wall_s": round(wall, 4), "cpu_s": round(cpu_s, 4)}
         common["mechanism"] = self.mechanism
         return _execution(report, returncode, timed_out, stderr, common, self.limits)
 

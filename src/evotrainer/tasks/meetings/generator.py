@@ -316,12 +316,52 @@ def _compose(L: float, rng: random.Random, kind: str, hostile: bool, meeting_id:
     k = knobs(L, rng, kind)
     domain_name = rng.choice(sorted(V.DOMAINS))
     domain = V.DOMAINS[domain_name]
-    entities = domain.get("entities", {})
     people = _people(k, domain, rng)
     chair = people[0]
     speech = Speech(rng, people, chair, k.disfluency, k.long_turns)
+    topics = _plan_topics(k, kind, domain, people, rng)
+    actions = _plan_actions(k, L, topics, people, rng)
+    dialogue = _dialogue(k, L, kind, speech, topics, actions, rng)
+    _fill_up(k, L, speech, topics, dialogue, rng)
+    blocks = dialogue.blocks()
+    meta_hostile = _plant_hostile(blocks, people, speech, rng) if hostile else {}
+    blocks.append(dialogue.closing)
+    transcript = _assemble(blocks, people, topics, chair, rng)
 
-    # --- the plan: topics, decisions, action items -------------------------------------------
+    # --- references ---------------------------------------------------------------------------
+    ref = rng.choice(V.DECISION_REFERENCES)
+    decisions = tuple(ref.format(opt=t.decision, Opt=cap(t.decision)) for t in topics if t.decision)
+    truth = tuple(ActionItem(a.owner.name, cap(a.task), a.due) for a in actions)
+    meta: dict[str, Any] = {
+        "difficulty": L,
+        "kind": kind,
+        "domain": domain_name,
+        "generator": GENERATOR_NAME,
+        "participants": [{"name": p.name, "role": p.role, "label": p.label} for p in people],
+        "hostile": hostile,
+        "knobs": asdict(k),
+        **meta_hostile,
+    }
+    return Meeting(
+        id=meeting_id,
+        source="synthetic",
+        transcript=transcript,
+        summary=(_summary(kind, domain["team"], chair, topics, actions, rng),),
+        decisions=decisions,
+        action_items=tuple(a.as_text() for a in truth),
+        topics=tuple(Topic(cap(t.title), t.keywords) for t in topics),
+        action_truth=truth,
+        meta=meta,
+    )
+
+
+# --- the plan: topics, decisions, action items -----------------------------------------------
+def _plan_topics(
+    k: Knobs, kind: str, domain: Mapping[str, Any], people: list[Person], rng: random.Random
+) -> list[TopicState]:
+    """The meeting's topics (an incident first in an incident review), each with its presenter
+    and, often, its decision; at least one topic is decided."""
+    entities = domain.get("entities", {})
     specs = []
     if kind == "incident":
         specs.append(rng.choice(domain["incidents"]))
@@ -336,7 +376,14 @@ def _compose(L: float, rng: random.Random, kind: str, hostile: bool, meeting_id:
     if not any(t.decision for t in topics):
         t = rng.choice(topics)
         t.decision = rng.choice(t.options)
+    return topics
 
+
+def _plan_actions(
+    k: Knobs, L: float, topics: list[TopicState], people: list[Person], rng: random.Random
+) -> list[_Action]:
+    """The action items: each a task of a topic (a generic one when its tasks are used up),
+    an owner (the chair less often) and maybe a deadline."""
     actions: list[_Action] = []
     used: set[str] = set()
     owner_weights = [0.5] + [1.0] * (len(people) - 1)
@@ -352,8 +399,40 @@ def _compose(L: float, rng: random.Random, kind: str, hostile: bool, meeting_id:
         due, spoken = _due(L, rng)
         owner = rng.choices(people, owner_weights)[0]
         actions.append(_Action(owner, task, due, spoken, i, rng.random() < k.explicitness))
+    return actions
 
-    # --- the dialogue, as blocks of turns -------------------------------------------------------
+
+# --- the dialogue, as blocks of turns ---------------------------------------------------------
+@dataclass
+class _Dialogue:
+    """The meeting's blocks of turns by place: the opening, each topic's head, body and tail,
+    and the closing."""
+
+    opening: list[Block]
+    heads: list[list[Block]]
+    bodies: list[list[Block]]
+    tails: list[list[Block]]
+    closing: Block
+
+    def blocks(self) -> list[Block]:
+        """The blocks in order, without the closing."""
+        blocks = list(self.opening)
+        for i in range(len(self.heads)):
+            blocks += self.heads[i] + self.bodies[i] + self.tails[i]
+        return blocks
+
+
+def _dialogue(
+    k: Knobs,
+    L: float,
+    kind: str,
+    speech: Speech,
+    topics: list[TopicState],
+    actions: list[_Action],
+    rng: random.Random,
+) -> _Dialogue:
+    """The planned dialogue: the opening (agenda, introductions), each topic introduced, its
+    kind's body, its decision and action items, and the closing (often with a recap)."""
     agenda = [t.title for t in topics] if rng.random() < k.explicitness + 0.3 else None
     if agenda and kind == "incident":
         agenda = agenda[:1]
@@ -394,10 +473,20 @@ def _compose(L: float, rng: random.Random, kind: str, hostile: bool, meeting_id:
             f"{a.owner.name} will {a.task}{' ' + a.spoken if a.spoken else ''}." for a in actions
         ]
         recap = " ".join(parts)
-    closing = speech.closing(recap)
+    return _Dialogue(opening, heads, bodies, tails, speech.closing(recap))
 
-    # --- fill up to the target length with discussion and off-topic chatter -----------------------
-    every = opening + [b for i in range(len(topics)) for b in heads[i] + bodies[i] + tails[i]]
+
+def _fill_up(
+    k: Knobs,
+    L: float,
+    speech: Speech,
+    topics: list[TopicState],
+    dialogue: _Dialogue,
+    rng: random.Random,
+) -> None:
+    """Fills ``dialogue`` up to the target length with discussion and off-topic chatter."""
+    opening, bodies, closing = dialogue.opening, dialogue.bodies, dialogue.closing
+    every = dialogue.blocks()
     words = sum(_words(b) for b in every) + _words(closing)
     turns = sum(len(b) for b in every) + len(closing)
     off_turns = 0
@@ -420,55 +509,25 @@ def _compose(L: float, rng: random.Random, kind: str, hostile: bool, meeting_id:
         words += _words(block)
         turns += len(block)
 
-    blocks = list(opening)
-    for i in range(len(topics)):
-        blocks += heads[i] + bodies[i] + tails[i]
 
-    # --- hostile content: at block boundaries in the middle of the meeting -----------------------
-    meta_hostile: dict[str, Any] = {}
-    if hostile:
-        who = rng.choice(people[1:])
-        items = [
-            (kd, _private_value(kd, who, rng))
-            for kd in rng.sample(("email", "phone", "iban"), rng.randint(1, 3))
-        ]
-        sentence = rng.choice(V.INJECTIONS)
-        for block in (
-            speech.private_data(who, items),
-            speech.injection(rng.choice(people), sentence),
-        ):
-            lo, hi = max(1, int(0.3 * len(blocks))), max(1, int(0.7 * len(blocks)))
-            blocks.insert(rng.randint(lo, hi), block)
-        meta_hostile = {"private_data": [v for _, v in items], "injection": sentence}
-    blocks.append(closing)
-
-    transcript = _assemble(blocks, people, topics, chair, rng)
-
-    # --- references ---------------------------------------------------------------------------------
-    ref = rng.choice(V.DECISION_REFERENCES)
-    decisions = tuple(ref.format(opt=t.decision, Opt=cap(t.decision)) for t in topics if t.decision)
-    truth = tuple(ActionItem(a.owner.name, cap(a.task), a.due) for a in actions)
-    meta: dict[str, Any] = {
-        "difficulty": L,
-        "kind": kind,
-        "domain": domain_name,
-        "generator": GENERATOR_NAME,
-        "participants": [{"name": p.name, "role": p.role, "label": p.label} for p in people],
-        "hostile": hostile,
-        "knobs": asdict(k),
-        **meta_hostile,
-    }
-    return Meeting(
-        id=meeting_id,
-        source="synthetic",
-        transcript=transcript,
-        summary=(_summary(kind, domain["team"], chair, topics, actions, rng),),
-        decisions=decisions,
-        action_items=tuple(a.as_text() for a in truth),
-        topics=tuple(Topic(cap(t.title), t.keywords) for t in topics),
-        action_truth=truth,
-        meta=meta,
-    )
+def _plant_hostile(
+    blocks: list[Block], people: list[Person], speech: Speech, rng: random.Random
+) -> dict[str, Any]:
+    """Private data of a participant and a prompt injection, inserted at block boundaries in
+    the middle of the meeting; returns their record for the meeting's meta."""
+    who = rng.choice(people[1:])
+    items = [
+        (kd, _private_value(kd, who, rng))
+        for kd in rng.sample(("email", "phone", "iban"), rng.randint(1, 3))
+    ]
+    sentence = rng.choice(V.INJECTIONS)
+    for block in (
+        speech.private_data(who, items),
+        speech.injection(rng.choice(people), sentence),
+    ):
+        lo, hi = max(1, int(0.3 * len(blocks))), max(1, int(0.7 * len(blocks)))
+        blocks.insert(rng.randint(lo, hi), block)
+    return {"private_data": [v for _, v in items], "injection": sentence}
 
 
 def _assemble(
@@ -492,9 +551,9 @@ def _assemble(
         if p.label not in spoken:
             turns.insert(1, Turn(p.label, rng.choice(V.GREETINGS)))
     text = " ".join(t.text for t in turns).lower()
-    for t in topics:
-        if any(kw.lower() not in text for kw in t.keywords):  # a safety net; should not happen
-            turns.insert(1, Turn(chair.label, f"Also on the list: {t.title}."))
+    for topic in topics:
+        if any(kw.lower() not in text for kw in topic.keywords):  # a safety net; should not happen
+            turns.insert(1, Turn(chair.label, f"Also on the list: {topic.title}."))
     return tuple(turns)
 
 

@@ -4,7 +4,7 @@ training meetings, s_val = 0.5 ROUGE-L + 0.5 action-item F1, the AMI files)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -41,7 +41,7 @@ class MeetingTaskConfig(TaskConfig):
         return f"{self.truncation} at {self.max_input_tokens} tokens"
 
 
-DEFAULTS = {
+DEFAULTS: dict[str, dict[str, Any]] = {
     "harness": {
         "weights": {
             "completeness": 0.5,

@@ -143,7 +143,8 @@ class _Component:
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
         if "score" in cls.__dict__:
-            cls.score = _safe(cls.name, cls.__dict__["score"])  # type: ignore[method-assign]
+            # each subclass defines score; the base declares none
+            cls.score = _safe(cls.name, cls.__dict__["score"])  # type: ignore[attr-defined]
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
@@ -167,7 +168,8 @@ class Completeness(_Component):
         of = out_features(output)
         vocab = of.stems
         if mf.topic_terms:
-            covered, missing = [], []
+            covered: list[str] = []
+            missing: list[str] = []
             for title, terms in mf.topic_terms:
                 need = min(3, math.ceil(0.5 * len(terms)))
                 hits = sum(1 for term in terms if all(has_word(w, vocab) for w in term))
@@ -282,6 +284,7 @@ class OwnerAccuracy(_Component):
 
 def _target_band(meeting: Meeting, mf: MeetingFeatures) -> tuple[float, float]:
     n_t, n_a, n_d = len(meeting.topics), len(meeting.action_truth), len(meeting.decisions)
+    expected: float
     if n_t or n_a:
         expected = 30 + 18 * n_t + 12 * n_a + 12 * n_d
     else:
