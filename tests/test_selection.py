@@ -65,6 +65,9 @@ def test_paired_difference_interval():
     same = paired_difference({"x": 0.2, "y": 0.3}, {"x": 0.1, "y": 0.2})
     assert same.mean == pytest.approx(0.1) and same.lo == pytest.approx(0.1) == same.hi
     assert paired_difference({"x": 1.0}, {"y": 1.0}).n == 0  # nothing shared
+    one = paired_difference({"x": 0.3}, {"x": 0.1})  # one meeting: no interval, never "above"
+    assert one.n == 1 and not one.above_zero
+    assert str(one) == "+0.200 (no interval from 1 instance) over 1"
 
 
 def test_confirmation_split_interleaves_and_refuses_too_little_selection():

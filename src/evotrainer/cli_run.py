@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evotrainer.cli_common import err, out
+from evotrainer.evaluation.paired import difference_text
 from evotrainer.tasks.registry import task_words
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ def conclude(co: CoEvolution, result: RunResult, as_json: bool, report: bool) ->
             "selection:[/] returned policy "
             f"{c['winner_s_val'] if c['returned'] == c['winner'] else c['best_seed_s_val']:.4f}"
             f", best seed {c['best_seed_s_val']:.4f} (s_val); evolved winner - best seed "
-            f"{c['difference']['mean']:+.4f} [95% CI {lo:+.4f}, {hi:+.4f}] "
+            f"{difference_text(c['difference']['mean'], lo, hi, c['difference']['n'], 4)} "
             f"({escape(c.get('measure') or 's_val')})"
         )
         out.print(f"returned {returned}: {c['reason']}", markup=False)

@@ -34,13 +34,22 @@ class PairedDifference:
 
     @property
     def above_zero(self) -> bool:
-        return self.n > 0 and self.lo > 0
+        return self.n > 1 and self.lo > 0
 
     def to_json(self) -> dict[str, Any]:
         return {"mean": self.mean, "ci95": [self.lo, self.hi], "n": self.n}
 
     def __str__(self) -> str:
-        return f"{self.mean:+.3f} [95% CI {self.lo:+.3f}, {self.hi:+.3f}] over {self.n}"
+        return f"{difference_text(self.mean, self.lo, self.hi, self.n)} over {self.n}"
+
+
+def difference_text(mean: float, lo: float, hi: float, n: int, digits: int = 3) -> str:
+    """A paired difference and its interval as printed; one instance has no interval to give
+    (the bootstrap of a single value is that value: a zero-width "95% CI" would claim a
+    certainty one meeting cannot)."""
+    if n < 2:
+        return f"{mean:+.{digits}f} (no interval from {n} instance{'s' if n != 1 else ''})"
+    return f"{mean:+.{digits}f} [95% CI {lo:+.{digits}f}, {hi:+.{digits}f}]"
 
 
 def bootstrap_interval(

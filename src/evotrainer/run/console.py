@@ -18,6 +18,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from evotrainer.config_base import DEFAULT_TASK
+from evotrainer.evaluation.paired import difference_text
 from evotrainer.run import events as ev
 from evotrainer.run.estimate import format_duration
 from evotrainer.tasks.registry import task_words
@@ -194,7 +195,7 @@ class ConsoleProgress:
         self._line(
             f"confirmation on {diff['n']} held-out {self.noun}: winner {d['winner_s_val']:.3f} "
             f"vs best seed {d['best_seed_s_val']:.3f}, paired difference "
-            f"{diff['mean']:+.3f} [95% CI {lo:+.3f}, {hi:+.3f}] -> {d['reason']}"
+            f"{difference_text(diff['mean'], lo, hi, diff['n'])} -> {d['reason']}"
         )
 
     def _pace(self, d: dict[str, Any]) -> None:
