@@ -110,3 +110,18 @@ def test_base_task_defaults():
     assert t.output_templates() == () and t.feedback_edits() == {}
     assert not t.vocabulary().phrases and t.harness_hints().proxy_of("x") is None
     assert t.harness_hints().proxy_of("ref_rougeL") == ("rougeL", 0.12)
+
+
+def test_a_plug_in_without_reward_weights_is_a_clear_error(clean_registry, monkeypatch):
+    """The page's task with no harness.weights in its defaults: a ConfigError naming the key
+    and the task's components, not a ValueError from deep inside the harness."""
+    from evotrainer.errors import ConfigError
+
+    blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
+    source = "\n".join(blocks)
+    weights = '"weights": {"correct": 0.8, "brief": 0.2}, '
+    assert weights in source
+    module = types.ModuleType("sums_example")
+    monkeypatch.setitem(sys.modules, "sums_example", module)
+    with pytest.raises(ConfigError, match=r"harness.weights: .*\['brief', 'correct'\]"):
+        exec(compile(source.replace(weights, ""), str(DOC), "exec"), module.__dict__)

@@ -362,6 +362,12 @@ def check_components(
             raise ConfigError(
                 f"{key}: unknown reward component(s) {unknown}; known: {sorted(known)}"
             )
+    if not any(w > 0 for w in base.weights.values()):
+        raise ConfigError(
+            f"harness.weights: no reward component has a weight above 0 ({dict(base.weights)}); "
+            f"give at least one of {sorted(known)} a weight (a task plug-in gives them in its "
+            "defaults: docs/write-your-own-task.md)"
+        )
     probe_keys = ["robustness"] if cfg.defences.robustness_probe else []
     check_s_val_weights(cfg.outer.s_val_weights, task, vset.instances, probe_keys)
     unknown_ops = sorted(set(cfg.inner.operators or {}) - set(OPERATORS))
