@@ -104,3 +104,22 @@ def test_no_module_imports_itself_through_others():
 def test_no_two_packages_import_each_other():
     cycles = _cycles(_graph(packages=True))  # evotrainer.<package>
     assert not cycles, _show(cycles)
+
+
+def test_modules_and_functions_stay_small():
+    """Issue 34: no module in src/ over 600 lines, no function over 80 (def line to last line);
+    word tables live in data files, not code."""
+    import ast
+
+    big, long = [], []
+    for path in sorted((REPO / "src" / "evotrainer").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        name = path.relative_to(REPO).as_posix()
+        if text.count("\n") > 600:
+            big.append(f"{name}: {text.count(chr(10))} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                size = (node.end_lineno or node.lineno) - node.lineno + 1
+                if size > 80:
+                    long.append(f"{name}:{node.lineno} {node.name}: {size} lines")
+    assert big == [] and long == []
