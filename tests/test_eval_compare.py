@@ -102,3 +102,28 @@ def test_truncation_is_marked_only_when_it_happened(data, tmp_path):
         tmp_path=tmp_path,
     )
     assert "inputs truncated: 6 of 6" in several
+
+
+def test_one_meeting_gives_no_interval(tmp_path):
+    """A paired difference over one meeting has no interval to show (the bootstrap of one value
+    is that value): the eval table and the report's confirmation say so instead of a zero-width
+    "95% CI"."""
+    from types import SimpleNamespace
+
+    from evotrainer.report.html import _confirmation
+
+    path = tmp_path / "one.jsonl"
+    res = cli.invoke(app, ["generate", "-n", "1", "--difficulty", "0.2", "--out", str(path)])
+    assert res.exit_code == 0, res.output
+    output = _eval(path, PROMPTS[:2], tmp_path=tmp_path)
+    _fits(output)
+    assert "none (n 1)" in output
+
+    diff = {"mean": 0.05, "ci95": [0.05, 0.05], "n": 1}
+    conf = {"difference": diff, "winner": "a", "best_seed": "b", "returned": "a", "rule": "r"}
+    run = SimpleNamespace(
+        summary={"confirmation": conf}, words={"instances": "meetings"}, last=lambda _: None
+    )
+    assert "no interval from a single one" in _confirmation(run)
+    conf["difference"] = {**diff, "ci95": [0.01, 0.09], "n": 6}
+    assert "95% bootstrap interval [" in _confirmation(run)

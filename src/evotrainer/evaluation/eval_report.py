@@ -84,7 +84,8 @@ def policies_table(
         if d is None:
             vs, ci, n = "", "", str(res.n)
         else:
-            vs, ci, n = f"{d.mean:+.3f}", f"[{d.lo:+.3f}, {d.hi:+.3f}]", str(d.n)
+            ci = f"[{d.lo:+.3f}, {d.hi:+.3f}]" if d.n > 1 else "none (n 1)"
+            vs, n = f"{d.mean:+.3f}", str(d.n)
         t.add_row(str(i), cell(label(p.name)), f"{res.s_val:.3f}", vs, ci, n)
     return t
 

@@ -282,12 +282,16 @@ def _confirmation(run: RunData) -> str:
     ]
     noun = run.words["instances"]
     table = _table(["policy", "id", f"s_val on the confirmation {noun}"], rows, num=(2,))
+    interval = (  # one instance gives no interval (its bootstrap is that one value)
+        f"95% bootstrap interval [{esc(fmt(lo))}, {esc(fmt(hi))}]"
+        if (d.get("n") or 0) > 1
+        else "no interval from a single one"
+    )
     return (
         f"<p>On <strong>{esc(d.get('n'))}</strong> validation {esc(noun)} that selection never "
         f"saw, the selection winner minus the best seed (paired, per {esc(noun[:-1])}, "
         f"{esc(c.get('measure') or 's_val')}): "
-        f"<strong>{esc(fmt(d.get('mean')))}</strong>, 95% bootstrap interval "
-        f"[{esc(fmt(lo))}, {esc(fmt(hi))}]. Rule <code>{esc(c.get('rule'))}</code>: returned the "
+        f"<strong>{esc(fmt(d.get('mean')))}</strong>, {interval}. Rule <code>{esc(c.get('rule'))}</code>: returned the "
         f"<strong>{esc(returned)}</strong> ({esc(c.get('reason'))}).</p>"
         + table
         + '<p class="sub">The selection score of the winner is optimistic (it is the maximum '
