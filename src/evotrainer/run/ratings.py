@@ -14,6 +14,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from evotrainer.errors import EvoTrainerError, RunDirectoryError
 
@@ -64,6 +65,33 @@ class Rating:
         return {"left": 1.0, "right": 0.0}.get(self.outcome, 0.5)
 
 
+def _all_rows(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
+    """Every row of the ratings table, oldest first, in ``_rating``'s column order."""
+    return conn.execute(
+        "SELECT id, nonce, meeting_id, left_policy, right_policy, outcome, comment,"
+        " reviewer, issued_at, created_at FROM ratings ORDER BY id"
+    ).fetchall()
+
+
+def _rating(row: tuple[Any, ...]) -> Rating:
+    """One row as a Rating, each value checked for its type (a ratings file from another run
+    is untrusted: a wrong type is a TypeError or ValueError the reader turns into a clear
+    error)."""
+    i, n, m, lp, rp, o, c, rv, ia, ca = row
+    return Rating(
+        meeting_id=str(m),
+        left=str(lp),
+        right=str(rp),
+        outcome=str(o),
+        comment=str(c),
+        reviewer=str(rv),
+        nonce=str(n),
+        issued_at=float(ia),
+        created_at=float(ca),
+        id=int(i),
+    )
+
+
 def read_ratings(run_dir: Path) -> list[Rating]:
     """Every rating of another run's ratings file, read only (``--init-from``: that run
     directory is untrusted input): the file is opened read-only and never through a symbolic
@@ -76,28 +104,10 @@ def read_ratings(run_dir: Path) -> list[Rating]:
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
         try:
-            rows = conn.execute(
-                "SELECT id, nonce, meeting_id, left_policy, right_policy, outcome, comment,"
-                " reviewer, issued_at, created_at FROM ratings ORDER BY id"
-            ).fetchall()
+            rows = _all_rows(conn)
         finally:
             conn.close()
-        return [
-            Rating(
-                meeting_id=str(m),
-                left=str(lp),
-                right=str(rp),
-                outcome=str(o),
-                comment=str(c),
-                reviewer=str(rv),
-                nonce=str(n),
-                issued_at=float(ia),
-                created_at=float(ca),
-                id=int(i),
-            )
-            for i, n, m, lp, rp, o, c, rv, ia, ca in rows
-            if o in OUTCOMES
-        ]
+        return [_rating(row) for row in rows if row[5] in OUTCOMES]
     except (sqlite3.DatabaseError, TypeError, ValueError) as exc:
         raise RunDirectoryError(f"{path}: not a readable ratings file ({exc})") from None
 
@@ -166,27 +176,10 @@ class RatingStore:
             return []
         conn = self._connect()
         try:
-            rows = conn.execute(
-                "SELECT id, nonce, meeting_id, left_policy, right_policy, outcome, comment,"
-                " reviewer, issued_at, created_at FROM ratings ORDER BY id"
-            ).fetchall()
+            rows = _all_rows(conn)
         finally:
             conn.close()
-        return [
-            Rating(
-                meeting_id=m,
-                left=lp,
-                right=rp,
-                outcome=o,
-                comment=c,
-                reviewer=rv,
-                nonce=n,
-                issued_at=ia,
-                created_at=ca,
-                id=i,
-            )
-            for i, n, m, lp, rp, o, c, rv, ia, ca in rows
-        ]
+        return [_rating(row) for row in rows]
 
     def count(self) -> int:
         if not self.exists():
