@@ -44,7 +44,7 @@ def threads_used(run_dir: Path) -> list[int]:
         return out
     for line in path.read_text().splitlines():
         e = json.loads(line)
-        if e.get("kind") == "generation" and isinstance(e.get("threads"), int):
+        if e.get("type") == "generation" and isinstance(e.get("threads"), int):
             out.append(e["threads"])
     return out
 
@@ -139,6 +139,10 @@ def main() -> None:
     data: dict[str, Any] = (
         json.loads(a.out.read_text()) if a.out.exists() else {"commit": git_commit(), "seeds": []}
     )
+    for r in data["seeds"]:  # threads of a record made before threads_used read the right key
+        if not r["threads"] and (REPO / r["run_dir"]).exists():
+            r["threads"] = threads_used(REPO / r["run_dir"])
+            a.out.write_text(json.dumps(data, indent=1) + "\n")
     if a.table:
         print(table(data))
         return
