@@ -119,11 +119,13 @@ def table(data: dict[str, Any]) -> str:
         )
     done = data["seeds"]
     n_ev = sum(r["evolved_returned"] for r in done)
+    n_ci = sum(r["evolved_returned"] and bool(r["ci95"]) and r["ci95"][0] > 0 for r in done)
     n_30 = sum(r["wall_min"] <= 30 for r in done)
     rows.append("")
     rows.append(
-        f"{n_ev} of {len(done)} seeds returned an evolved policy confirmed on the held-out "
-        f"meetings; {n_30} of {len(done)} finished within 30 minutes (commit {data['commit']})."
+        f"{n_ev} of {len(done)} seeds returned an evolved policy (it beat the best seed's mean "
+        f"on the held-out meetings, the return rule), {n_ci} of them with the 95% interval "
+        f"above 0; {n_30} of {len(done)} finished within 30 minutes (commit {data['commit']})."
     )
     return "\n".join(rows)
 

@@ -736,3 +736,50 @@ def test_a_resume_after_a_winner_with_another_real_share_keeps_the_trials_batch(
         sum(e["type"] == "outer_step" for e in _events_of(tmp_path / d)) for d in ("run", "clean")
     ]
     assert steps[0] == steps[1], "the resumed run took no outer step the clean run did not"
+
+
+class _StubValidator:
+    """validate() and row_s_vals() of a Validator over fixed per-meeting s_vals."""
+
+    def __init__(self, rows: dict[str, dict[str, float]]):
+        self.rows = rows
+        self.instances: list = []
+
+    def validate(self, policies):
+        return {
+            p.id: type(
+                "R", (), {"s_val": float(np.mean(list(self.rows[p.id].values()))), "id": p.id}
+            )
+            for p in policies
+        }
+
+    def row_s_vals(self, result):
+        return self.rows[result.id]
+
+
+@pytest.mark.parametrize(
+    ("winner_rows", "returned_winner", "reason_start"),
+    [
+        ([0.30, 0.31, 0.29, 0.32], True, "confirmed: the winner beats"),
+        ([0.35, 0.16, 0.33, 0.17], True, "confirmed on the mean only"),  # mean > 0, CI reaches 0
+        ([0.15, 0.16, 0.14, 0.17], False, "not confirmed"),
+    ],
+)
+def test_better_mean_says_when_the_interval_reaches_zero(
+    winner_rows, returned_winner, reason_start
+):
+    from evotrainer.evaluation.confirmation import confirm
+
+    seed_rows = [0.20, 0.21, 0.19, 0.22]
+    w, s = PolicyGenome({"system": GOOD}), PolicyGenome({"system": BAD})
+    ids = [f"m{i}" for i in range(4)]
+    v = _StubValidator(
+        {
+            w.id: dict(zip(ids, winner_rows, strict=True)),
+            s.id: dict(zip(ids, seed_rows, strict=True)),
+        }
+    )
+    c = confirm(v, w, s, "better_mean")
+    assert c.returned == (w.id if returned_winner else s.id)
+    assert c.reason.startswith(reason_start), c.reason
+    assert ("ci_above_zero" in c.reason) == (reason_start == "confirmed on the mean only")

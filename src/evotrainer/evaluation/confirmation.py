@@ -91,11 +91,15 @@ def confirm(
     else:
         ok = diff.n > 0 and diff.mean > 0
         returned = winner.id if ok else best_seed.id
-        reason = (
-            f"confirmed: the winner beats the best seed by {diff}"
-            if ok
-            else f"not confirmed: the winner does not beat the best seed ({diff})"
-        )
+        if not ok:
+            reason = f"not confirmed: the winner does not beat the best seed ({diff})"
+        elif diff.above_zero:
+            reason = f"confirmed: the winner beats the best seed by {diff}"
+        else:  # the rule returns it, but the reader should not take the gain as established
+            reason = (
+                f"confirmed on the mean only: the winner beats the best seed by {diff}, an "
+                "interval that reaches zero (return_rule ci_above_zero would return the seed)"
+            )
     return Confirmation(
         winner.id,
         best_seed.id,
