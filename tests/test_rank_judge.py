@@ -100,6 +100,46 @@ def test_an_outer_step_by_rank_costs_no_call_and_says_why(tmp_path):
     assert all(p["n_later"] >= 0 and {"chosen_rho", "base_rho"} <= set(p) for p in picture)
 
 
+def _rank_run(tmp_path, budget: int | None) -> list[dict]:
+    corpus = write_corpus(tmp_path / "train.jsonl", 10, seed=5)
+    val = write_corpus(tmp_path / "val.jsonl", 8, seed=6)
+    task = RecordingMeetingTask()
+    cfg = config_from_dict(
+        {
+            "seed": 4,
+            "cache": {"path": str(tmp_path / "cache.sqlite")},
+            "report": False,
+            "budget": {"max_calls": budget},
+            "inner": {
+                "population": 5,
+                "elites": 2,
+                "tasks_per_generation": 4,
+                "generations": 8,
+                "seed_prompts": [GOOD, "Summarise the meeting and its decisions.", "One word."],
+                "operators": {"template": 3.0, "keyword": 1.0, "synonym": 1.0},
+            },
+            "outer": {"every": 1, "variants": 4, "trials": "rank"},
+            "harness": {"real_data": str(corpus), "real_share": 0.5},
+            "validation": {"data": str(val), "limit": 8, "confirm": 4, "race_first": 2},
+        }
+    )
+    CoEvolution(cfg, task=task, llm=scripted(task)).run(tmp_path / "run")
+    return [json.loads(x) for x in (tmp_path / "run" / "events.jsonl").read_text().splitlines()]
+
+
+def test_a_rank_step_under_a_tight_budget_is_not_skipped_for_trials_it_does_not_run(tmp_path):
+    """outer.skip_unaffordable counts a rank step as the incumbent's validation alone: the
+    scarce profile's co-evolution cells (300 calls) skipped every outer step when the estimate
+    counted trial runs that a rank step never makes."""
+    events = _rank_run(tmp_path, 150)
+    ranked = [e for e in events if e["type"] == "outer_step" and e.get("selection") == "rank"]
+    skipped = [e for e in events if e["type"] == "outer_step_skipped"]
+    assert ranked, "rank steps ran within the budget"
+    n_val = 4  # the selection part: limit 8, 4 of them confirm
+    assert all(e["estimate"] > e["calls_left"] for e in skipped)
+    assert all(e["estimate"] == n_val for e in skipped if e["generation"] > ranked[0]["generation"])
+
+
 def test_unseen_correlations_judge_a_decision_on_the_policies_validated_after_it():
     from evotrainer.evaluation.rank_judge import unseen_correlations
 

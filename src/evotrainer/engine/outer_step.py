@@ -222,12 +222,16 @@ def outer_cost(c: Components, s: RunState) -> int:
     one per variant under ``rerun``) re-scores the elites on its batch and runs
     ``trial_generations`` generations of children (no racing cut, no operator calls), then
     each trial's best and the incumbent meet the selection part. The variants counted are
-    the most the optimizer can propose (steered ones may outnumber ``outer.variants``)."""
+    the most the optimizer can propose (steered ones may outnumber ``outer.variants``).
+    Under ``outer.trials: rank`` with enough validated policies to rank, the variants cost no
+    call: the step is the incumbent's validation alone."""
     inner, outer = c.cfg.inner, c.cfg.outer
+    n_val = len(c.validator.instances)
+    if outer.trials == "rank" and evidence(c.validator.memo, c.rank_scores) is not None:
+        return n_val
     trials = s.hopt.max_variants() + int(outer.include_incumbent)
     children = outer.trial_generations * (inner.population - inner.elites)
     per_trial = (inner.elites + children) * inner.tasks_per_generation
-    n_val = len(c.validator.instances)
     return trial_runs(c, trials) * per_trial + trials * n_val + n_val
 
 
