@@ -51,7 +51,8 @@ class OuterConfig(_Strict):
         True,
         description="with budget.max_calls: when the calls left cannot pay for an outer step's "
         "trials and their validation (an upper estimate that counts every variant it may "
-        "propose: steered ones can outnumber outer.variants), skip it (the best policy is still "
+        "propose: steered ones can outnumber outer.variants; a rank step, trials: rank, costs "
+        "only the incumbent's validation), skip it (the best policy is still "
         "validated) and spend the rest on the inner loop, instead of stopping mid-step with "
         "nothing decided",
     )
