@@ -19,7 +19,7 @@ from evotrainer.llm.llamacpp import smollm2_path
 from evotrainer.llm.openai_http import OpenAICompatibleLLM
 from evotrainer.llm.spec import build_backend, build_stack
 from evotrainer.types import Message
-from tests.support import needs_model
+from tests.support import needs_model, needs_sandbox
 
 pytestmark = [pytest.mark.slow, needs_model]
 Q = [Message("user", "Name three colours, one per line.")]
@@ -116,6 +116,7 @@ def test_real_openai_compatible_server(llama_server):
     assert spec.complete(Q, SamplingParams(max_tokens=8)).text.strip()
 
 
+@needs_sandbox
 def test_code_gym_runs_on_the_embedded_model(tmp_path):
     """``evotrainer run --task code`` on SmolLM2: every answer runs in the sandbox; a 135M
     model solves little, so this checks the pipeline, not the score."""
