@@ -58,49 +58,7 @@ def test_the_meeting_task_gives_an_unlabelled_view(tmp_path):
     assert bare.payload.transcript == inst.payload.transcript and bare.id == inst.id
 
 
-def test_an_outer_step_by_rank_costs_no_call_and_says_why(tmp_path):
-    corpus = write_corpus(tmp_path / "train.jsonl", 10, seed=5)
-    val = write_corpus(tmp_path / "val.jsonl", 8, seed=6)
-    task = RecordingMeetingTask()
-    cfg = config_from_dict(
-        {
-            "seed": 4,
-            "cache": {"path": str(tmp_path / "cache.sqlite")},
-            "report": False,
-            "inner": {
-                "population": 5,
-                "elites": 2,
-                "tasks_per_generation": 4,
-                "generations": 8,
-                "seed_prompts": [GOOD, "Summarise the meeting and its decisions.", "One word."],
-                "operators": {"template": 3.0, "keyword": 1.0, "synonym": 1.0},
-            },
-            "outer": {"every": 1, "variants": 4, "trials": "rank"},
-            "harness": {"real_data": str(corpus), "real_share": 0.5},
-            "validation": {"data": str(val), "limit": 8, "confirm": 4, "race_first": 2},
-        }
-    )
-    summary = CoEvolution(cfg, task=task, llm=scripted(task)).run(tmp_path / "run").summary
-    events = [json.loads(x) for x in (tmp_path / "run" / "events.jsonl").read_text().splitlines()]
-    steps = [e for e in events if e["type"] == "outer_step"]
-    ranked = [e for e in steps if e.get("selection") == "rank"]
-    assert ranked, "enough policies were validated for at least one rank step"
-    for e in ranked:
-        assert len(e["rank_scores"]) == len(e["variants"]) >= 2
-        assert e["ranked_policies"] >= 5 and "validated policies best" in e["reason"]
-        assert all(s is None for s in e["s_vals"])
-    trial_steps = {e["outer_step"] for e in events if e["type"] == "trial_started"}
-    assert not trial_steps & {e["outer_step"] for e in ranked}  # no trial run in a rank step
-    from evotrainer.report.build import build_report
-
-    html = build_report(tmp_path / "run").read_text()
-    assert "Rank judgement" in html and "rho, base (later)" in html
-    picture = summary["rank_picture"]  # each rank decision, judged on policies it never saw
-    assert [p["outer_step"] for p in picture] == [e["outer_step"] for e in ranked]
-    assert all(p["n_later"] >= 0 and {"chosen_rho", "base_rho"} <= set(p) for p in picture)
-
-
-def _rank_run(tmp_path, budget: int | None) -> list[dict]:
+def _rank_run(tmp_path, budget: int | None) -> tuple[dict, list[dict]]:
     corpus = write_corpus(tmp_path / "train.jsonl", 10, seed=5)
     val = write_corpus(tmp_path / "val.jsonl", 8, seed=6)
     task = RecordingMeetingTask()
@@ -123,15 +81,36 @@ def _rank_run(tmp_path, budget: int | None) -> list[dict]:
             "validation": {"data": str(val), "limit": 8, "confirm": 4, "race_first": 2},
         }
     )
-    CoEvolution(cfg, task=task, llm=scripted(task)).run(tmp_path / "run")
-    return [json.loads(x) for x in (tmp_path / "run" / "events.jsonl").read_text().splitlines()]
+    summary = CoEvolution(cfg, task=task, llm=scripted(task)).run(tmp_path / "run").summary
+    lines = (tmp_path / "run" / "events.jsonl").read_text().splitlines()
+    return summary, [json.loads(x) for x in lines]
+
+
+def test_an_outer_step_by_rank_costs_no_call_and_says_why(tmp_path):
+    summary, events = _rank_run(tmp_path, None)
+    steps = [e for e in events if e["type"] == "outer_step"]
+    ranked = [e for e in steps if e.get("selection") == "rank"]
+    assert ranked, "enough policies were validated for at least one rank step"
+    for e in ranked:
+        assert len(e["rank_scores"]) == len(e["variants"]) >= 2
+        assert e["ranked_policies"] >= 5 and "validated policies best" in e["reason"]
+        assert all(s is None for s in e["s_vals"])
+    trial_steps = {e["outer_step"] for e in events if e["type"] == "trial_started"}
+    assert not trial_steps & {e["outer_step"] for e in ranked}  # no trial run in a rank step
+    from evotrainer.report.build import build_report
+
+    html = build_report(tmp_path / "run").read_text()
+    assert "Rank judgement" in html and "rho, base (later)" in html
+    picture = summary["rank_picture"]  # each rank decision, judged on policies it never saw
+    assert [p["outer_step"] for p in picture] == [e["outer_step"] for e in ranked]
+    assert all(p["n_later"] >= 0 and {"chosen_rho", "base_rho"} <= set(p) for p in picture)
 
 
 def test_a_rank_step_under_a_tight_budget_is_not_skipped_for_trials_it_does_not_run(tmp_path):
     """outer.skip_unaffordable counts a rank step as the incumbent's validation alone: the
     scarce profile's co-evolution cells (300 calls) skipped every outer step when the estimate
     counted trial runs that a rank step never makes."""
-    events = _rank_run(tmp_path, 150)
+    _, events = _rank_run(tmp_path, 150)
     ranked = [e for e in events if e["type"] == "outer_step" and e.get("selection") == "rank"]
     skipped = [e for e in events if e["type"] == "outer_step_skipped"]
     assert ranked, "rank steps ran within the budget"
