@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -51,9 +52,10 @@ def threads_used(run_dir: Path) -> list[int]:
 
 def one_seed(seed: int, work: Path, extra: list[str]) -> dict[str, Any]:
     run_dir = work / f"seed{seed}"
-    if run_dir.exists():  # an unfinished earlier attempt: start again, cold
-        subprocess.run(["rm", "-rf", str(run_dir), str(work / f"cache-seed{seed}")], check=True)
-    env = dict(os.environ, EVOTRAINER_CACHE_DIR=str(work / f"cache-seed{seed}"))
+    cache = work / f"cache-seed{seed}"
+    for stale in (run_dir, cache):  # an unfinished earlier attempt: start again, cold
+        shutil.rmtree(stale, ignore_errors=True)
+    env = dict(os.environ, EVOTRAINER_CACHE_DIR=str(cache))
     cmd = [
         str(Path(sys.executable).parent / "evotrainer"),
         "run",
@@ -141,10 +143,6 @@ def main() -> None:
     data: dict[str, Any] = (
         json.loads(a.out.read_text()) if a.out.exists() else {"commit": git_commit(), "seeds": []}
     )
-    for r in data["seeds"]:  # threads of a record made before threads_used read the right key
-        if not r["threads"] and (REPO / r["run_dir"]).exists():
-            r["threads"] = threads_used(REPO / r["run_dir"])
-            a.out.write_text(json.dumps(data, indent=1) + "\n")
     if a.table:
         print(table(data))
         return

@@ -17,7 +17,7 @@ from evotrainer.engine.state import RunState
 from evotrainer.engine.telemetry import alerts, emit_generation
 from evotrainer.engine.trials import Trial, rerank_trials, rerun_trials, trial_runs
 from evotrainer.engine.validate import archive, protect, read_ratings, validate
-from evotrainer.evaluation.rank_judge import evidence, judge
+from evotrainer.evaluation.rank_judge import evidence, judge, rankable
 from evotrainer.harness.genome import HarnessGenome
 from evotrainer.harness.reward import weighted_reward
 from evotrainer.loops.inner import PolicyOptimizer
@@ -227,7 +227,7 @@ def outer_cost(c: Components, s: RunState) -> int:
     call: the step is the incumbent's validation alone."""
     inner, outer = c.cfg.inner, c.cfg.outer
     n_val = len(c.validator.instances)
-    if outer.trials == "rank" and evidence(c.validator.memo, c.rank_scores) is not None:
+    if outer.trials == "rank" and rankable(c.validator.memo):
         return n_val
     trials = s.hopt.max_variants() + int(outer.include_incumbent)
     children = outer.trial_generations * (inner.population - inner.elites)

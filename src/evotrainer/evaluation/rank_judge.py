@@ -55,16 +55,29 @@ class RankEvidence:
         return 0.0 if rho is None else rho
 
 
+def _fully_validated(validated: Mapping[str, ValidationResult]) -> dict[str, ValidationResult]:
+    """Raced-out, partial results left out."""
+    return {pid: r for pid, r in validated.items() if not r.partial and r.per_instance}
+
+
+def _enough(full: Mapping[str, ValidationResult]) -> bool:
+    return len(full) >= MIN_POLICIES and len({float(r.s_val) for r in full.values()}) >= 2
+
+
+def rankable(validated: Mapping[str, ValidationResult]) -> bool:
+    """Whether ``evidence`` finds enough to rank, without rescoring any answer (the outer
+    step's cost estimate asks before every step)."""
+    return _enough(_fully_validated(validated))
+
+
 def evidence(validated: Mapping[str, ValidationResult], rescore: Rescore) -> RankEvidence | None:
     """The evidence from every fully validated policy (raced-out, partial results left out),
     or None when there is too little to rank."""
-    full = {pid: r for pid, r in validated.items() if not r.partial and r.per_instance}
-    if len(full) < MIN_POLICIES:
+    full = _fully_validated(validated)
+    if not _enough(full):
         return None
     ids = tuple(sorted(full))
     s_vals = tuple(float(full[p].s_val) for p in ids)
-    if len(set(s_vals)) < 2:
-        return None
     scores = tuple(tuple(rescore(p, row) for row in full[p].per_instance) for p in ids)
     return RankEvidence(ids, s_vals, scores)
 
