@@ -37,6 +37,7 @@ import contextlib
 import fcntl
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -547,6 +548,7 @@ def run(args: argparse.Namespace, prof: dict[str, Any]) -> dict[str, Any]:
                     C.log(f"cell {cell} ({n}/{len(todo)}): start")
                     progress.reset(cell)
                     rec = run_cell(jobs[method], cell, method, seed, args, bench)
+                    keep_adapters(rec, work, results)
                     C.write_json(cell_path(results, cell), rec)
                     C.log(f"cell {cell}: {brief(rec)}")
         if not args.skip_test:
@@ -596,6 +598,33 @@ def run_cell(
     if method in ("gepa", "evoprompt_ga") and bench.endpoint_info:
         rec["endpoint"] = bench.endpoint_info
     return rec
+
+
+def find_adapter(sha: str, *roots: Path) -> Path | None:
+    """The GGUF file of the adapter with this hash under any of the roots, or None."""
+    for root in roots:
+        found = sorted(root.glob(f"**/adapters/**/{sha}.gguf")) + sorted(
+            root.glob(f"**/adapters/{sha}.gguf")
+        )
+        if found:
+            return found[0]
+    return None
+
+
+def keep_adapters(rec: dict[str, Any], work: Path, results: Path) -> None:
+    """Copy the adapters a finished cell's policies carry from the (git-ignored) work
+    directory into ``results/adapters/``, so the test evaluation can run in a later session
+    on a fresh checkout. A missing file is recorded in the cell, not raised."""
+    for r in (rec.get("rows") or {}).values():
+        sha = r["best_policy"].get("adapter")
+        if not sha or (results / "adapters" / f"{sha}.gguf").is_file():
+            continue
+        src = find_adapter(sha, work)
+        if src is None:
+            rec.setdefault("missing_adapters", []).append(sha)
+            continue
+        (results / "adapters").mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, results / "adapters" / f"{sha}.gguf")
 
 
 def brief(rec: dict[str, Any]) -> str:
@@ -654,7 +683,7 @@ def test_evaluate(bench: Q.Bench, results: Path, work: Path, args: argparse.Name
     )
     stack = build_stack(bench.backend, cache_cfg, Budget())
     ev = Evaluator(bench.task, stack.client, bench.agent_sampling(0), SerialRunner())
-    ev.adapters = adapter_clients(bench, work, cache_cfg, stack.budget)
+    ev.adapters = adapter_clients(bench, (results, work), cache_cfg, stack.budget)
     t0 = time.perf_counter()
     dirty = False
     for k, (name, inst) in enumerate(meetings, 1):
@@ -695,22 +724,24 @@ def test_evaluate(bench: Q.Bench, results: Path, work: Path, args: argparse.Name
     )
 
 
-def adapter_clients(bench: Q.Bench, work: Path, cache_cfg: CacheConfig, budget: Budget):
+def adapter_clients(
+    bench: Q.Bench, roots: tuple[Path, ...], cache_cfg: CacheConfig, budget: Budget
+):
     """The clients of the LoRA adapters the distill profile's policies carry: each adapter
-    file found by its hash under the work directory (engine run dirs' adapters/, the weights
-    methods' adapters/), loaded once, verified by hash before llama.cpp reads it."""
+    file found by its hash under the roots (the results directory's adapters/, then the work
+    directory's engine run dirs and weights methods' adapters/), loaded once, verified by hash
+    before llama.cpp reads it."""
     clients: dict[str, LLMClient] = {}
 
     def client(sha: str) -> LLMClient:
         if sha not in clients:
             from evotrainer.distill.serve import embedded_with_adapter
 
-            found = sorted(work.glob(f"**/adapters/**/{sha}.gguf")) + sorted(
-                work.glob(f"**/adapters/{sha}.gguf")
-            )
-            if not found:
-                raise FileNotFoundError(f"LoRA adapter {sha} not found under {work}")
-            backend = embedded_with_adapter(found[0], sha, bench.model_config(), 0)
+            found = find_adapter(sha, *roots)
+            if found is None:
+                where = ", ".join(str(r) for r in roots)
+                raise FileNotFoundError(f"LoRA adapter {sha} not found under {where}")
+            backend = embedded_with_adapter(found, sha, bench.model_config(), 0)
             clients[sha] = build_stack(backend, cache_cfg, budget).client
         return clients[sha]
 

@@ -590,3 +590,28 @@ def test_a_switched_off_distillation_section_is_no_engine_difference():
     assert standard._diff(standard._inert_sections(off), standard._inert_sections(on)) == [
         "per_method.fixed.distill.max_seq_len: 1024 recorded, 1536 now"
     ]
+
+
+def test_a_cells_adapter_is_kept_in_the_results_directory(tmp_path):
+    """The work directory is git-ignored: a finished cell's adapter is copied beside its JSON,
+    so a later session's test evaluation finds it there; a missing file is recorded."""
+    from benchmarks import standard
+
+    work, results = tmp_path / "work", tmp_path / "results"
+    made = work / "runs" / "alternation-seed1" / "adapters" / "g3" / "abc.gguf"
+    made.parent.mkdir(parents=True)
+    made.write_bytes(b"GGUF adapter")
+    rec = {
+        "rows": {
+            "alternation": {"best_policy": {"id": "p1", "adapter": "abc"}},
+            "weights_only": {"best_policy": {"id": "p2", "adapter": "gone"}},
+            "evotrainer": {"best_policy": {"id": "p3"}},
+        }
+    }
+    standard.keep_adapters(rec, work, results)
+    kept = results / "adapters" / "abc.gguf"
+    assert kept.read_bytes() == b"GGUF adapter"
+    assert rec["missing_adapters"] == ["gone"]
+    made.unlink()  # a fresh checkout: only the results directory is left
+    assert standard.find_adapter("abc", results, work) == kept
+    assert standard.find_adapter("gone", results, work) is None
