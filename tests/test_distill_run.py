@@ -146,6 +146,40 @@ def test_pairs_are_the_best_rewarded_answers_and_say_why(tmp_path, fake_training
     assert pairs["references"] >= 1  # the real pool carries references: its share joined
 
 
+def test_a_distillation_the_calls_left_cannot_pay_for_is_skipped_and_says_so(
+    tmp_path, fake_training, monkeypatch
+):
+    """Under a call budget, a distillation costing more than is left trains nothing (an
+    adapter nobody could validate), records why, and the run goes on to its last generation;
+    an outer step due after the same generation leaves the distillation its calls."""
+    from evotrainer.engine import outer_step
+
+    for module in (distill_step, outer_step):
+        monkeypatch.setattr(module, "distill_cost", lambda c: 10**6)
+    cfg = config(tmp_path)
+    cfg = cfg.model_copy(
+        update={
+            "budget": cfg.budget.model_copy(update={"max_calls": 5000}),
+            "outer": cfg.outer.model_copy(update={"enabled": True, "every": 2}),
+        }
+    )
+    co, result = run(tmp_path, cfg)
+    assert not fake_training, "no adapter trained"
+    (record,) = result.summary["distillations"]
+    assert not record["kept"] and record["adapter"] is None
+    assert record["why"].startswith("skipped: a distillation may cost 1000000 LLM calls")
+    assert result.summary["generations"] == cfg.inner.generations
+    skipped = [e for e in events(tmp_path / "run") if e["type"] == "outer_step_skipped"]
+    assert [e["generation"] for e in skipped] == [2]  # the distillation's generation only
+
+
+def test_a_distillation_within_the_budget_runs(tmp_path, fake_training):
+    cfg = config(tmp_path)
+    cfg = cfg.model_copy(update={"budget": cfg.budget.model_copy(update={"max_calls": 5000})})
+    _, result = run(tmp_path, cfg)
+    assert fake_training and result.summary["distillations"][0]["adapter"]
+
+
 def test_a_run_killed_during_training_resumes_and_trains_it_again(tmp_path, fake_training):
     cfg = config(tmp_path)
     first = len(fake_training)

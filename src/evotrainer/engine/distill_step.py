@@ -9,6 +9,8 @@ weights -> prompts, as DSPy's BetterTogether).
    (harness/distill_pairs.py).
 2. Training: ``distill.train.train_adapter`` (the ``distill`` extra), progress as events; the
    adapter is written to ``RUN_DIR/adapters/<sha256>.gguf``.
+   A distillation the calls left cannot pay for is skipped and says so; an outer step due
+   at the same generation leaves it its calls (engine/outer_step.py, ``outer_affordable``).
 3. Decision: the population, carrying the adapter, is scored on the current batch, and its best
    ``validate_top`` race the incumbent on the selection part. The adapter is kept only when one
    of them validates above the best validated policy without it; then the population carries
@@ -43,6 +45,31 @@ def distill_due_after(c: Components, s: RunState, generation: int) -> bool:
     return bool(d.every) and (generation - d.after) % d.every == 0
 
 
+def distill_cost(c: Components) -> int:
+    """An upper estimate of one distillation's calls: the ``fresh_instances`` the best policy
+    answers, the population carrying the adapter scored on a batch, and its ``validate_top``
+    on the selection part (no racing cut). Training itself costs CPU, not calls."""
+    d, inner = c.cfg.distill, c.cfg.inner
+    n_val = len(c.validator.instances)
+    return (
+        d.fresh_instances + inner.population * inner.tasks_per_generation + d.validate_top * n_val
+    )
+
+
+def distill_affordable(c: Components) -> tuple[bool, str]:
+    """Whether the calls left (``budget.max_calls``, less the reserve) pay for a distillation:
+    one that runs out mid-way trains an adapter nobody can validate, and ends the run."""
+    left = c.budget.calls_left()
+    cost = distill_cost(c)
+    if left is None or cost <= left:
+        return True, ""
+    return False, (
+        f"skipped: a distillation may cost {cost} LLM calls (fresh answers, the population on "
+        f"the new weights, {c.cfg.distill.validate_top} validations), {left} are left before the "
+        "final validation"
+    )
+
+
 class DistillStep:
     """One distillation round over the run's components and state: ``DistillStep(c,
     s).run(batch)``."""
@@ -56,6 +83,12 @@ class DistillStep:
         s.distill_due = False
         s.distill_rounds += 1
         n = s.distill_rounds
+        affordable, why = distill_affordable(c)
+        if not affordable:
+            none = PairChoice(pairs=())
+            c.emit(ev.DISTILL_STARTED, round=n, generation=s.inner.generation, **none.to_json())
+            self._distill_record(n, None, none, None, kept=False, why=why)
+            return
         choice = self._distill_pairs(batch)
         c.emit(ev.DISTILL_STARTED, round=n, generation=s.inner.generation, **choice.to_json())
         if len(choice.pairs) < c.cfg.distill.min_pairs:

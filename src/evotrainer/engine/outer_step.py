@@ -12,6 +12,7 @@ from typing import Any
 
 from evotrainer.defences.learned import batch_outputs
 from evotrainer.engine.components import Components
+from evotrainer.engine.distill_step import distill_cost
 from evotrainer.engine.generation import draw_batch, fitness_of
 from evotrainer.engine.state import RunState
 from evotrainer.engine.telemetry import alerts, emit_generation
@@ -200,8 +201,11 @@ def outer_affordable(c: Components, s: RunState) -> bool:
     """Whether the calls left (``budget.max_calls``, less the reserve) pay for an outer
     step (``outer.skip_unaffordable``); when not, say so (``outer_step_skipped``). An outer
     step that runs out of budget mid-way decides nothing and leaves no calls for the inner
-    loop: skipped, the best policy is validated and the inner loop goes on."""
+    loop: skipped, the best policy is validated and the inner loop goes on. A distillation
+    due after the same generation keeps the calls it may cost (``distill_cost``)."""
     left = c.budget.calls_left()
+    if left is not None and s.distill_due:  # the distillation due next keeps its calls
+        left = max(0, left - distill_cost(c))
     cost = outer_cost(c, s)
     if not c.cfg.outer.skip_unaffordable or left is None or cost <= left:
         return True
