@@ -46,8 +46,8 @@ SEED_R = {
 
 def engine_distill(after: int) -> dict[str, Any]:
     """The ``distill`` section of an alternation cell: after generation ``after`` (the
-    profile's ``distill_after``: half of what a 300-call run affords), the best policies' kept
-    answers and human references."""
+    profile's ``distill_after``: 1, the only point a 300-call run still affords one), the
+    best policies' kept answers and human references."""
     return {
         "enabled": True,
         "after": after,

@@ -213,7 +213,9 @@ PROFILES["distill"] = {
         "alternation_frozen",
     ],  # fmt: skip
     "distill": True,
-    "distill_after": 3,  # the alternation cells distil after generation 3
+    # the alternation cells distil after generation 1: at 300 calls a run has 3-4 generations,
+    # and after generation 3 (the first protocol) no seed-0 cell had calls left to distil
+    "distill_after": 1,
 }
 METHODS = ("seeds", "random_search", "inner_ga", "evotrainer", "gepa", "evoprompt_ga")
 SCARCE_METHODS = ("fixed", "labels_ga")  # cells of the scarce profile only
