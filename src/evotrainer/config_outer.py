@@ -54,7 +54,8 @@ class OuterConfig(_Strict):
         "propose: steered ones can outnumber outer.variants; a rank step, trials: rank, costs "
         "only the incumbent's validation), skip it (the best policy is still "
         "validated) and spend the rest on the inner loop, instead of stopping mid-step with "
-        "nothing decided",
+        "nothing decided; a distillation due after the same generation keeps its calls (a "
+        "distillation the calls left cannot pay for is always skipped)",
     )
     optimizer: Literal["gaussian", "cma"] = Field(
         "gaussian", description="weight perturbation: smoothed Gaussian step or CMA-ES"
