@@ -254,6 +254,7 @@ def test_training_is_deterministic_given_the_seed(trained, exported, tmp_path):
     d = result.to_dict()
     assert d["steps"] == SETTINGS.steps and d["settings"]["rank"] == SETTINGS.rank
     assert d["base_model"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert d["cpu_seconds"] > 0  # what the training cost, beside its wall seconds
 
 
 @pytest.mark.slow

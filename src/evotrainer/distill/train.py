@@ -83,6 +83,7 @@ class AdapterResult:
     truncated: int  # pairs whose completion was cut to max_seq_len
     settings: dict[str, Any]
     base_model: str  # file name of the GGUF the adapter belongs to
+    cpu_seconds: float = 0.0  # process CPU time of loading, training and export (all threads)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -100,6 +101,7 @@ class AdapterResult:
             "truncated": self.truncated,
             "settings": dict(self.settings),
             "base_model": self.base_model,
+            "cpu_seconds": self.cpu_seconds,
         }
 
 
@@ -285,6 +287,7 @@ def train_adapter(
     NaN loss, export failed); nothing is left in ``out_dir`` on failure."""
     from evotrainer.distill.export import write_adapter
 
+    cpu0 = time.process_time()
     trained = train_lora(pairs, settings, progress=progress, base_path=base_path)
     path, sha = write_adapter(trained, out_dir)
     return AdapterResult(
@@ -302,4 +305,5 @@ def train_adapter(
         truncated=trained.truncated,
         settings=settings.to_dict(),
         base_model=trained.base_path.name,
+        cpu_seconds=round(time.process_time() - cpu0, 1),
     )
