@@ -869,6 +869,7 @@ def aggregate(results: Path) -> dict[str, Any]:
                     "policy": r["best_policy"]["id"],
                     "name": r["best_policy"].get("name"),
                     "components": sorted(r["best_policy"].get("components", {})),
+                    "adapter": r["best_policy"].get("adapter"),
                     "selection_s_val": r["selection_s_val"],
                     "calls": r["calls"],
                     "tokens": r["tokens"],
@@ -913,6 +914,7 @@ def aggregate(results: Path) -> dict[str, Any]:
         doc["methods"][row] = rec
     doc["comparisons"] = compare_methods(runs, scores, sets)
     doc["targets"] = targets(doc, n_seeds)
+    doc["training_cost"] = training_cost(cells)
     for c, rec in sorted(cells.items()):
         if rec.get("status") != "ok":
             continue
@@ -921,6 +923,57 @@ def aggregate(results: Path) -> dict[str, Any]:
             if conf is not None:
                 doc["confirmation"][f"{c}" if row == rec["method"] else f"{c}/{row}"] = conf
     return doc
+
+
+def training_cost(cells: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Per method, per finished cell: the cell's process CPU seconds (inference, operators and
+    training together) and what its LoRA training cost (CPU and wall seconds, adapters trained
+    and kept). A weights method trains once (details.training) and keeps its adapter when it
+    returns it; an engine cell trains once per distillation round (summary.distillations; a
+    round skipped for want of calls or pairs trains nothing and says why). Methods that
+    train nothing are left out."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for c, rec in sorted(cells.items()):
+        if rec.get("status") != "ok":
+            continue
+        for row, r in rec["rows"].items():
+            d = r.get("details") or {}
+            returned = bool(r["best_policy"].get("adapter"))
+            if d.get("training"):  # weights_only, sft_refs
+                t = d["training"]
+                rounds = [{"adapter": t.get("sha256"), "kept": returned, "training": t}]
+                cpu_key = "process_cpu_s"
+            elif rec.get("method") in Q.DISTILL_METHODS and "summary" in d:
+                rounds = d["summary"].get("distillations") or []
+                cpu_key = "cpu_seconds"
+            else:
+                continue
+            trained = [x for x in rounds if x.get("adapter")]
+            cpus = [(x.get("training") or {}).get(cpu_key) for x in trained]
+            out.setdefault(row, []).append(
+                {
+                    "cell": c,
+                    "seed": rec.get("seed"),
+                    "cell_cpu_s": rec.get("process_cpu_s"),
+                    "cell_wall_s": rec.get("wall_s"),
+                    "adapters_trained": len(trained),
+                    "adapters_kept": sum(1 for x in trained if x.get("kept")),
+                    "returned_adapter": returned,
+                    "train_cpu_s": None if not cpus or None in cpus else round(sum(cpus), 1),
+                    "train_wall_s": round(
+                        sum(
+                            (x.get("training") or {}).get("seconds", 0)
+                            + (x.get("training") or {}).get("load_seconds", 0)
+                            for x in trained
+                        ),
+                        1,
+                    )
+                    if trained
+                    else None,
+                    "not_trained": [x.get("why") for x in rounds if not x.get("adapter")],
+                }
+            )
+    return out
 
 
 # Method against method on s_val: the issue's targets compare EvoTrainer with GEPA and with the
@@ -936,6 +989,12 @@ PAIRS = (
     ("evotrainer", "labels_ga"),
     ("fixed", "labels_ga"),
     ("fixed", "gepa"),
+    ("alternation", "evotrainer"),  # the distill profile (issue 31)
+    ("alternation", "sft_refs"),
+    ("alternation", "alternation_frozen"),
+    ("alternation", "weights_only"),
+    ("weights_only", "evotrainer"),
+    ("sft_refs", "evotrainer"),
 )
 
 
@@ -1000,6 +1059,13 @@ def targets(doc: dict[str, Any], n_seeds: int) -> list[dict[str, Any]]:
             "final": n_runs("evotrainer") == n_seeds,
         }
     )
+    if n_runs("alternation"):  # the distill profile: issue 31's targets
+        out.append(
+            _pair_target(doc, pooled, "alternation", "evotrainer", n_seeds, margin=0.03, ci=True)
+        )
+        for other in ("sft_refs", "alternation_frozen"):
+            out.append(_pair_target(doc, pooled, "alternation", other, n_seeds))
+        return out
     if n_runs("fixed"):  # the scarce profile: issue 32's targets
         out.append(_beats(doc, pooled, "fixed", n_seeds))
         others = (
@@ -1054,6 +1120,37 @@ def _beats(doc: dict[str, Any], pooled: str, other: str, n_seeds: int) -> dict[s
     }
 
 
+def _pair_target(
+    doc: dict[str, Any],
+    pooled: str,
+    a: str,
+    b: str,
+    n_seeds: int,
+    margin: float = 0.0,
+    ci: bool = False,
+) -> dict[str, Any]:
+    """``a`` beats ``b`` on the pooled test meetings: the paired mean difference above
+    ``margin`` (at least ``margin`` when one is given), and with ``ci`` the 95% interval over
+    meetings above 0 too; the interval with the seeds resampled is reported beside it."""
+    pair = next((c for c in doc.get("comparisons", []) if c["a"] == a and c["b"] == b), None)
+    pt = pair["test"].get(pooled, {}) if pair else {}
+    m = pt.get("meetings") or {}
+    mean = m.get("mean")
+    if mean is None:
+        met = None
+    else:
+        met = (mean >= margin if margin else mean > 0) and (not ci or stats.significant(m) == "+")
+    what = f"{a} beats {b}" + (f" by at least {margin:+.2f} s_val" if margin else "")
+    runs = {x: len(doc["methods"].get(x, {}).get("runs", [])) for x in (a, b)}
+    return {
+        "target": what + (", paired 95% interval above 0" if ci else " (paired mean above 0)"),
+        "met": met,
+        "value": stats.fmt_ci(m) if m else "n/a",
+        "also": "seeds and meetings resampled: " + stats.fmt_ci(pt.get("seeds_and_meetings")),
+        "final": all(n == n_seeds for n in runs.values()),
+    }
+
+
 def _f(x: float | None, digits: int = 3) -> str:
     return "n/a" if x is None else f"{x:.{digits}f}"
 
@@ -1064,6 +1161,8 @@ def _returned(rec: dict[str, Any]) -> str:
     for run in rec["runs"]:
         extra = [c for c in run["components"] if c != "system"]
         label = run["name"] if run.get("name") in ("A", "B", "C") else "new"
+        if run.get("adapter"):
+            extra.append(f"adapter {run['adapter'][:8]}")
         out.append(label + (f" (+{'+'.join(extra)})" if extra else ""))
     return ", ".join(out)
 
@@ -1196,7 +1295,7 @@ def table(doc: dict[str, Any]) -> str:
     if test_sets and doc.get("targets"):
         out += [
             "",
-            f"{'Issue 32' if 'fixed' in doc['methods'] else 'Issue 11'}'s targets (pooled test "
+            f"{_issue(doc)}'s targets (pooled test "
             "set; 'reading' until every seed of the methods involved has run):",
             "",
             "| target | met | value | also |",
@@ -1206,6 +1305,7 @@ def table(doc: dict[str, Any]) -> str:
             met = "n/a" if t["met"] is None else "yes" if t["met"] else "no"
             state = "" if t["final"] else " (reading)"
             out.append(f"| {t['target']} | {met}{state} | {t['value']} | {t['also']} |")
+    out += _training_table(doc.get("training_cost") or {})
     if doc.get("confirmation"):
         out += [
             "",
@@ -1218,6 +1318,38 @@ def table(doc: dict[str, Any]) -> str:
         for c, conf in doc["confirmation"].items():
             out.append(_confirmation_row(c, conf))
     return "\n".join(out)
+
+
+def _issue(doc: dict[str, Any]) -> str:
+    methods = doc["methods"]
+    if (methods.get("alternation") or {}).get("runs"):
+        return "Issue 31"
+    return "Issue 32" if "fixed" in methods else "Issue 11"
+
+
+def _training_table(cost: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """Markdown rows: per method and cell, the CPU seconds of the cell and of its training."""
+    if not cost:
+        return []
+    out = [
+        "",
+        "Training cost per cell (CPU seconds of the whole cell, of its LoRA training alone; "
+        "the 300-call budget is the same for every method):",
+        "",
+        "| method | cell | cell CPU s | cell wall s | adapters trained (kept) | returned an "
+        "adapter | training CPU s | training wall s | not trained |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row, items in cost.items():
+        for x in items:
+            why = "; ".join(w or "" for w in x["not_trained"])[:120] or "-"
+            out.append(
+                f"| {row} | {x['cell']} | {_f(x['cell_cpu_s'], 0)} | {_f(x['cell_wall_s'], 0)} "
+                f"| {x['adapters_trained']} ({x['adapters_kept']}) "
+                f"| {'yes' if x['returned_adapter'] else 'no'} | {_f(x['train_cpu_s'], 0)} "
+                f"| {_f(x['train_wall_s'], 0)} | {why} |"
+            )
+    return out
 
 
 def _items(rec: dict[str, Any] | None) -> str:

@@ -87,3 +87,77 @@ def test_every_distill_method_runs_and_its_adapter_is_served_in_the_test(tmp_pat
     for name in scores:
         for meeting in scores[name].values():
             assert set(with_adapter) <= set(meeting)  # every adapter policy was scored
+    summary = json.loads((tmp_path / "res" / "summary.json").read_text())
+    cost = summary["training_cost"]  # issue 31: training CPU seconds beside each method
+    assert set(cost) == {"weights_only", "sft_refs", "alternation", "alternation_frozen"}
+    for row in ("weights_only", "sft_refs"):
+        (x,) = cost[row]
+        assert x["adapters_trained"] == 1 and x["cell_cpu_s"] is not None
+    targets = {t["target"]: t for t in summary["targets"]}
+    beats = [t for t in targets if t.startswith("alternation beats")]
+    assert len(beats) == 3, targets  # issue 31's three targets
+    assert targets["alternation beats sft_refs (paired mean above 0)"]["met"] is not None
+    assert (
+        targets[
+            "alternation beats evotrainer by at least +0.03 s_val, paired 95% interval above 0"
+        ]["met"]
+        is None
+    )  # no evotrainer cell ran: not judged
+
+
+def test_training_cost_reads_both_kinds_of_cell():
+    from benchmarks import standard
+
+    weights = {
+        "status": "ok",
+        "method": "weights_only",
+        "seed": 1,
+        "process_cpu_s": 900.0,
+        "wall_s": 500.0,
+        "rows": {
+            "weights_only": {
+                "best_policy": {"id": "p1", "adapter": "abc"},
+                "details": {
+                    "training": {
+                        "sha256": "abc",
+                        "process_cpu_s": 700.0,
+                        "seconds": 350.0,
+                        "load_seconds": 20.0,
+                    }
+                },
+            }
+        },
+    }
+    engine = {
+        "status": "ok",
+        "method": "alternation",
+        "seed": 1,
+        "process_cpu_s": 1500.0,
+        "wall_s": 800.0,
+        "rows": {
+            "alternation": {
+                "best_policy": {"id": "p2"},
+                "details": {
+                    "summary": {
+                        "distillations": [
+                            {
+                                "adapter": "def",
+                                "kept": False,
+                                "why": "set aside",
+                                "training": {"cpu_seconds": 300.0, "seconds": 150.0},
+                            },
+                            {"adapter": None, "kept": False, "why": "skipped: calls"},
+                        ]
+                    }
+                },
+            }
+        },
+    }
+    plain = {"status": "ok", "method": "evotrainer", "rows": {"evotrainer": {"best_policy": {}}}}
+    cost = standard.training_cost({"a": weights, "b": engine, "c": plain})
+    assert set(cost) == {"weights_only", "alternation"}
+    (w,) = cost["weights_only"]
+    assert (w["train_cpu_s"], w["train_wall_s"], w["adapters_kept"]) == (700.0, 370.0, 1)
+    (e,) = cost["alternation"]
+    assert (e["adapters_trained"], e["adapters_kept"], e["train_cpu_s"]) == (1, 0, 300.0)
+    assert e["not_trained"] == ["skipped: calls"] and not e["returned_adapter"]
