@@ -533,6 +533,9 @@ def run(args: argparse.Namespace, prof: dict[str, Any]) -> dict[str, Any]:
     try:
         if not args.test_only:
             done = load_cells(results)
+            for cell, why in lost_adapter_cells(done, results, work).items():
+                C.log(f"cell {cell}: run again: {why}")
+                done.pop(cell)
             todo = [c for c in cells if done.get(c[0], {}).get("status") != "ok"]
             C.log(
                 f"{len(cells)} cells asked for, {len(cells) - len(todo)} already finished, "
@@ -627,6 +630,35 @@ def keep_adapters(rec: dict[str, Any], work: Path, results: Path) -> None:
         shutil.copyfile(src, results / "adapters" / f"{sha}.gguf")
 
 
+def lost_adapter_cells(
+    cells: dict[str, dict[str, Any]], results: Path, work: Path
+) -> dict[str, str]:
+    """Finished cells whose returned policy carries an adapter that is neither on disk (the
+    results directory's adapters/, git-ignored: ~10 MB each, or the work directory) nor
+    scored on every test meeting already: such a cell cannot be tested and runs again."""
+    spath = results / "test" / "scores.json"
+    scores = json.loads(spath.read_text()) if spath.is_file() else {}
+    settings = results / "settings.json"
+    tests = (
+        json.loads(settings.read_text())["compared"]["data"]["test"] if settings.is_file() else {}
+    )
+    meetings = [(name, mid) for name, t in tests.items() for mid in t["ids"]]
+    out = {}
+    for c, rec in cells.items():
+        if rec.get("status") != "ok":
+            continue
+        for r in rec["rows"].values():
+            pid, sha = r["best_policy"].get("id"), r["best_policy"].get("adapter")
+            if not sha or find_adapter(sha, results, work) is not None:
+                continue
+            scored = bool(meetings) and all(
+                pid in scores.get(name, {}).get(mid, {}) for name, mid in meetings
+            )
+            if not scored:
+                out[c] = f"its adapter {sha[:12]} is gone and it has no complete test score"
+    return out
+
+
 def brief(rec: dict[str, Any]) -> str:
     if rec.get("status") != "ok":
         return f"FAILED {rec.get('error', '?')}"
@@ -656,7 +688,11 @@ def test_policies(cells: dict[str, dict[str, Any]]) -> dict[str, PolicyGenome]:
 def test_evaluate(bench: Q.Bench, results: Path, work: Path, args: argparse.Namespace) -> None:
     """Every policy of the finished cells on every test meeting, instance-major, through the
     persistent test-set cache; scores saved every ``--log-every`` meetings and at the end."""
-    pols = test_policies(load_cells(results))
+    cells = load_cells(results)
+    lost = lost_adapter_cells(cells, results, work)
+    for cell, why in lost.items():
+        C.log(f"test evaluation leaves out cell {cell}: {why}; run the cell again")
+    pols = test_policies({c: rec for c, rec in cells.items() if c not in lost})
     C.write_json(results / "test" / "policies.json", {pid: p.to_json() for pid, p in pols.items()})
     path = results / "test" / "scores.json"
     scores: dict[str, dict[str, dict[str, Any]]] = (

@@ -615,3 +615,24 @@ def test_a_cells_adapter_is_kept_in_the_results_directory(tmp_path):
     made.unlink()  # a fresh checkout: only the results directory is left
     assert standard.find_adapter("abc", results, work) == kept
     assert standard.find_adapter("gone", results, work) is None
+
+
+def test_a_cell_whose_adapter_is_gone_runs_again_unless_its_test_is_complete(tmp_path):
+    from benchmarks import standard
+
+    results, work = tmp_path / "results", tmp_path / "work"
+    (results / "test").mkdir(parents=True)
+    ids = {"ami-dev": ["a1", "a2"], "icsi": ["i1"]}
+    settings = {"compared": {"data": {"test": {k: {"ids": v} for k, v in ids.items()}}}}
+    (results / "settings.json").write_text(json.dumps(settings))
+    cell = {"status": "ok", "rows": {"sft_refs": {"best_policy": {"id": "p1", "adapter": "abc"}}}}
+    plain = {"status": "ok", "rows": {"evotrainer": {"best_policy": {"id": "p2"}}}}
+    cells = {"sft_refs-seed1": cell, "evotrainer-seed1": plain}
+    lost = standard.lost_adapter_cells(cells, results, work)
+    assert list(lost) == ["sft_refs-seed1"] and "abc" in lost["sft_refs-seed1"]
+    scores = {"ami-dev": {"a1": {"p1": {}}, "a2": {"p1": {}}}, "icsi": {"i1": {}}}
+    (results / "test" / "scores.json").write_text(json.dumps(scores))
+    assert list(standard.lost_adapter_cells(cells, results, work)) == ["sft_refs-seed1"]
+    scores["icsi"]["i1"]["p1"] = {}  # scored on every test meeting: the file is not needed
+    (results / "test" / "scores.json").write_text(json.dumps(scores))
+    assert standard.lost_adapter_cells(cells, results, work) == {}
