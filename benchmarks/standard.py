@@ -605,10 +605,8 @@ def run_cell(
 
 def find_adapter(sha: str, *roots: Path) -> Path | None:
     """The GGUF file of the adapter with this hash under any of the roots, or None."""
-    for root in roots:
-        found = sorted(root.glob(f"**/adapters/**/{sha}.gguf")) + sorted(
-            root.glob(f"**/adapters/{sha}.gguf")
-        )
+    for root in roots:  # "**" also matches no directory: adapters/<sha>.gguf included
+        found = sorted(root.glob(f"**/adapters/**/{sha}.gguf"))
         if found:
             return found[0]
     return None
@@ -985,7 +983,8 @@ def training_cost(cells: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, 
             else:
                 continue
             trained = [x for x in rounds if x.get("adapter")]
-            cpus = [(x.get("training") or {}).get(cpu_key) for x in trained]
+            runs = [x.get("training") or {} for x in trained]
+            cpus = [t.get(cpu_key) for t in runs]
             out.setdefault(row, []).append(
                 {
                     "cell": c,
@@ -997,14 +996,9 @@ def training_cost(cells: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, 
                     "returned_adapter": returned,
                     "train_cpu_s": None if not cpus or None in cpus else round(sum(cpus), 1),
                     "train_wall_s": round(
-                        sum(
-                            (x.get("training") or {}).get("seconds", 0)
-                            + (x.get("training") or {}).get("load_seconds", 0)
-                            for x in trained
-                        ),
-                        1,
+                        sum(t.get("seconds", 0) + t.get("load_seconds", 0) for t in runs), 1
                     )
-                    if trained
+                    if runs
                     else None,
                     "not_trained": [x.get("why") for x in rounds if not x.get("adapter")],
                 }
@@ -1140,19 +1134,9 @@ def targets(doc: dict[str, Any], n_seeds: int) -> list[dict[str, Any]]:
 def _beats(doc: dict[str, Any], pooled: str, other: str, n_seeds: int) -> dict[str, Any]:
     """Co-evolution beats ``other``: the paired difference over the pooled test meetings has
     its 95% interval above 0 (reported with the seeds resampled too)."""
-    pair = next(
-        (c for c in doc.get("comparisons", []) if c["a"] == "evotrainer" and c["b"] == other),
-        None,
-    )
-    pt = pair["test"].get(pooled, {}) if pair else {}
-    ci = pt.get("meetings") or {}
-    runs = {m: len(doc["methods"].get(m, {}).get("runs", [])) for m in ("evotrainer", other)}
     return {
+        **_pair_target(doc, pooled, "evotrainer", other, n_seeds, ci=True),
         "target": f"co-evolution beats {other}, paired 95% interval above 0",
-        "met": None if ci.get("lo") is None else stats.significant(ci) == "+",
-        "value": stats.fmt_ci(ci) if ci else "n/a",
-        "also": "seeds and meetings resampled: " + stats.fmt_ci(pt.get("seeds_and_meetings")),
-        "final": all(n == n_seeds for n in runs.values()),
     }
 
 
@@ -1172,7 +1156,7 @@ def _pair_target(
     pt = pair["test"].get(pooled, {}) if pair else {}
     m = pt.get("meetings") or {}
     mean = m.get("mean")
-    if mean is None:
+    if mean is None or (ci and m.get("lo") is None):
         met = None
     else:
         met = (mean >= margin if margin else mean > 0) and (not ci or stats.significant(m) == "+")
