@@ -8,7 +8,9 @@ prompts, weights, or both, on the standard profile's data, at one call budget.
   train meetings' human references (with the best seed's prompt);
 - ``alternation``: co-evolution with distillation (prompts -> weights -> prompts), the harness
   choosing the pairs;
-- ``alternation_frozen``: the GA alone with distillation (the harness frozen): the ablation.
+- ``alternation_frozen``: the GA alone with distillation (the harness frozen): the ablation;
+- ``alternation_per_scale`` (added after the five were test-scored): ``alternation`` with the
+  pairs ranked only against answers scored on the same reward components (commit 2f949d3).
 
 The two weights-only methods validate the best seed with its new adapter on the selection
 meetings and return it only when it beats the best seed there and the engine's return rule
@@ -29,8 +31,15 @@ from evotrainer.harness.distill_pairs import best_per_instance, choose_pairs
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.types import Instance, Lineage
 
-DISTILL_METHODS = ("weights_only", "sft_refs", "alternation", "alternation_frozen")
-ENGINE_DISTILL = {"alternation": True, "alternation_frozen": False}  # method -> outer loop on
+DISTILL_METHODS = (
+    "weights_only",
+    "sft_refs",
+    "alternation",
+    "alternation_frozen",
+    "alternation_per_scale",
+)
+# method -> outer loop on
+ENGINE_DISTILL = {"alternation": True, "alternation_frozen": False, "alternation_per_scale": True}
 # the same adapter settings for every method (docs/distillation.md)
 LORA = {"rank": 8, "alpha": 16.0, "learning_rate": 2e-4, "epochs": 2.0, "max_seq_len": 1536}
 MAX_PAIRS = 64

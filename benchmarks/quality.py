@@ -211,6 +211,9 @@ PROFILES["distill"] = {
         "sft_refs",
         "alternation",
         "alternation_frozen",
+        # added 2026-12-05 after the five above were test-scored: alternation with the pairs
+        # ranked per reward scale (harness/distill_pairs.py, commit 2f949d3); docs/distillation.md
+        "alternation_per_scale",
     ],  # fmt: skip
     "distill": True,
     # the alternation cells distil after generation 1: at 300 calls a run has 3-4 generations,
@@ -219,7 +222,13 @@ PROFILES["distill"] = {
 }
 METHODS = ("seeds", "random_search", "inner_ga", "evotrainer", "gepa", "evoprompt_ga")
 SCARCE_METHODS = ("fixed", "labels_ga")  # cells of the scarce profile only
-DISTILL_METHODS = ("weights_only", "sft_refs", "alternation", "alternation_frozen")
+DISTILL_METHODS = (
+    "weights_only",
+    "sft_refs",
+    "alternation",
+    "alternation_frozen",
+    "alternation_per_scale",
+)
 CELL_METHODS = METHODS + SCARCE_METHODS + DISTILL_METHODS
 ROWS = (
     "seed_A",
@@ -249,6 +258,8 @@ DESCRIPTIONS = {
     "sft_refs": "the best seed with a LoRA adapter trained on the human references (SFT)",
     "alternation": "EvoTrainer with distillation: prompts -> weights -> prompts",
     "alternation_frozen": "the GA alone with distillation (the harness frozen)",
+    "alternation_per_scale": "alternation, its pairs ranked against answers on the same reward "
+    "components (added after the five)",
 }
 TEST_KEYS = ("rougeL", "action_item_f1", "rouge1", "rouge2", "decision_recall")
 
@@ -611,7 +622,7 @@ class Bench:
             "validation": validation,
             "report": False,
         }
-        if method in ("alternation", "alternation_frozen"):
+        if method in ("alternation", "alternation_frozen", "alternation_per_scale"):
             from benchmarks.distill import engine_distill
 
             data["distill"] = engine_distill(int(p.get("distill_after", 3)))

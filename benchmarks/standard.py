@@ -257,6 +257,7 @@ ENGINE_METHODS = (
     "labels_ga",
     "alternation",
     "alternation_frozen",
+    "alternation_per_scale",
 )
 # profile keys that only the engine cells read
 ENGINE_KEYS = (
@@ -336,7 +337,7 @@ def engine_settings(args: argparse.Namespace, prof: dict[str, Any], bench: Q.Ben
 
 def _engine_config(bench: Q.Bench, method: str | None) -> dict[str, Any]:
     try:
-        outer = method in (None, "evotrainer", "alternation")
+        outer = method in (None, "evotrainer", "alternation", "alternation_per_scale")
         config = bench.engine_config(0, outer, method=method).model_dump(mode="json")
         config.pop("seed", None)
         config.pop("cache", None)
@@ -407,6 +408,16 @@ def _inert_sections(engine: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _methods_added(recorded: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """The methods the profile's list gained since it was recorded, where it only gained some
+    at its end: a new method's cells measure something new and change no finished cell."""
+    before = list((recorded.get("settings") or {}).get("methods") or [])
+    after = list((now.get("settings") or {}).get("methods") or [])
+    if before and len(after) > len(before) and after[: len(before)] == before:
+        return after[len(before) :]
+    return []
+
+
 def check_settings(
     results: Path,
     compared: dict[str, Any],
@@ -427,6 +438,12 @@ def check_settings(
     }
     if path.is_file():
         doc = json.loads(path.read_text())
+        added = _methods_added(doc["compared"], compared)
+        if added:
+            C.log(f"methods added to the profile: {', '.join(added)} (their cells run here)")
+            doc["compared"]["settings"]["methods"] = compared["settings"]["methods"]
+            doc["methods"] = list(compared["settings"]["methods"])
+            invocation["methods_added"] = added
         diffs = _diff(doc["compared"], compared, defaults=COMPARED_DEFAULTS)
         if diffs:
             raise SystemExit(
@@ -526,6 +543,9 @@ def run(args: argparse.Namespace, prof: dict[str, Any]) -> dict[str, Any]:
         "alternation": lambda s: bench.run_engine(s, outer=True, method="alternation"),
         "alternation_frozen": lambda s: bench.run_engine(
             s, outer=False, method="alternation_frozen"
+        ),
+        "alternation_per_scale": lambda s: bench.run_engine(
+            s, outer=True, method="alternation_per_scale"
         ),
         "weights_only": lambda s: run_weights(bench, s, "weights_only"),
         "sft_refs": lambda s: run_weights(bench, s, "sft_refs"),
@@ -1023,6 +1043,9 @@ PAIRS = (
     ("alternation", "sft_refs"),
     ("alternation", "alternation_frozen"),
     ("alternation", "weights_only"),
+    ("alternation_per_scale", "evotrainer"),  # tried after the protocol's five (2026-12-05)
+    ("alternation_per_scale", "alternation"),
+    ("alternation_per_scale", "sft_refs"),
     ("weights_only", "evotrainer"),
     ("sft_refs", "evotrainer"),
 )

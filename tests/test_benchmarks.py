@@ -355,6 +355,21 @@ def test_standard_refuses_other_settings(tmp_path):
         quality.main(_standard_args(tmp_path, "--cells", "evotrainer:0", "--skip-test"))
 
 
+def test_a_method_appended_to_a_profile_is_no_difference_but_any_other_change_is():
+    """A method added at the end of a profile's list runs its own new cells and changes none
+    that finished; a removed, reordered or replaced method is a different comparison."""
+    from benchmarks import standard
+
+    def comp(*methods):
+        return {"settings": {"methods": list(methods), "budget": 300}}
+
+    assert standard._methods_added(comp("a", "b"), comp("a", "b", "c")) == ["c"]
+    assert standard._methods_added(comp("a", "b"), comp("a", "b")) == []
+    assert standard._methods_added(comp("a", "b"), comp("b", "a", "c")) == []
+    assert standard._methods_added(comp("a", "b"), comp("a")) == []
+    assert standard._methods_added({"settings": {}}, comp("a")) == []
+
+
 def test_an_engine_option_added_since_at_its_default_is_no_difference():
     """Engine cells recorded before an option existed still match when the option now stands
     at its default (the old behaviour); any other value, or a changed field, is refused."""

@@ -75,8 +75,8 @@ class DistillConfig(_Strict):
         gt=0,
         le=1,
         description="of the candidates (the best-rewarded answer per training instance), the "
-        "share kept: those the current harness's reward ranks highest (reward-filtered "
-        "self-training)",
+        "share kept: those the current harness's reward ranks highest among the answers scored "
+        "on the same reward components (reward-filtered self-training)",
     )
     fresh_instances: int = Field(
         8,
