@@ -356,7 +356,7 @@ def _changed_methods(diffs: list[str]) -> set[str]:
     out: set[str] = set()
     for d in diffs:
         head, _, rest = d.partition(".")
-        method = rest.partition(".")[0]
+        method = rest.partition(".")[0].partition(":")[0]  # "per_method.m: ..." (all of m)
         if head == "per_method" and method in ENGINE_METHODS:
             out.add(method)
         else:

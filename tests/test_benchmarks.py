@@ -368,6 +368,12 @@ def test_a_method_appended_to_a_profile_is_no_difference_but_any_other_change_is
     assert standard._methods_added(comp("a", "b"), comp("b", "a", "c")) == []
     assert standard._methods_added(comp("a", "b"), comp("a")) == []
     assert standard._methods_added({"settings": {}}, comp("a")) == []
+    # the new method's engine config is absent from the recording: only it changed
+    new = 'per_method.alternation_per_scale: "<absent>" recorded, {"model": {} now'
+    assert standard._changed_methods([new]) == {"alternation_per_scale"}
+    assert standard._changed_methods(["per_method.evotrainer.inner.elites: 1 recorded, 2 now"]) == {
+        "evotrainer"
+    }
 
 
 def test_an_engine_option_added_since_at_its_default_is_no_difference():
