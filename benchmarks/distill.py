@@ -38,7 +38,8 @@ DISTILL_METHODS = (
     "alternation_frozen",
     "alternation_per_scale",
 )
-# method -> outer loop on
+# the engine cells that distil (``Bench.engine_config`` adds their ``distill`` section): method ->
+# outer loop on
 ENGINE_DISTILL = {"alternation": True, "alternation_frozen": False, "alternation_per_scale": True}
 # the same adapter settings for every method (docs/distillation.md)
 LORA = {"rank": 8, "alpha": 16.0, "learning_rate": 2e-4, "epochs": 2.0, "max_seq_len": 1536}

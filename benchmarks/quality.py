@@ -58,6 +58,7 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import common as C  # noqa: E402
+from benchmarks.distill import DISTILL_METHODS, ENGINE_DISTILL  # noqa: E402
 from evotrainer.coevolution import CoEvolution  # noqa: E402
 from evotrainer.config import (  # noqa: E402
     CacheConfig,
@@ -222,13 +223,6 @@ PROFILES["distill"] = {
 }
 METHODS = ("seeds", "random_search", "inner_ga", "evotrainer", "gepa", "evoprompt_ga")
 SCARCE_METHODS = ("fixed", "labels_ga")  # cells of the scarce profile only
-DISTILL_METHODS = (
-    "weights_only",
-    "sft_refs",
-    "alternation",
-    "alternation_frozen",
-    "alternation_per_scale",
-)
 CELL_METHODS = METHODS + SCARCE_METHODS + DISTILL_METHODS
 ROWS = (
     "seed_A",
@@ -622,7 +616,7 @@ class Bench:
             "validation": validation,
             "report": False,
         }
-        if method in ("alternation", "alternation_frozen", "alternation_per_scale"):
+        if method in ENGINE_DISTILL:
             from benchmarks.distill import engine_distill
 
             data["distill"] = engine_distill(int(p.get("distill_after", 3)))

@@ -42,7 +42,7 @@ import subprocess
 import sys
 import time
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -255,9 +255,7 @@ ENGINE_METHODS = (
     "evotrainer",
     "fixed",
     "labels_ga",
-    "alternation",
-    "alternation_frozen",
-    "alternation_per_scale",
+    *Q.ENGINE_DISTILL,
 )
 # profile keys that only the engine cells read
 ENGINE_KEYS = (
@@ -337,7 +335,7 @@ def engine_settings(args: argparse.Namespace, prof: dict[str, Any], bench: Q.Ben
 
 def _engine_config(bench: Q.Bench, method: str | None) -> dict[str, Any]:
     try:
-        outer = method in (None, "evotrainer", "alternation", "alternation_per_scale")
+        outer = method in (None, "evotrainer") or Q.ENGINE_DISTILL.get(method or "", False)
         config = bench.engine_config(0, outer, method=method).model_dump(mode="json")
         config.pop("seed", None)
         config.pop("cache", None)
@@ -499,6 +497,11 @@ def results_dirs(args: argparse.Namespace, prof: dict[str, Any] | None = None) -
     return results, work
 
 
+def _engine_runner(bench: Q.Bench, method: str, outer: bool) -> Callable[[int], Any]:
+    """A distill profile engine cell: ``method``'s engine run, with the outer loop on or not."""
+    return lambda seed: bench.run_engine(seed, outer=outer, method=method)
+
+
 def run(args: argparse.Namespace, prof: dict[str, Any]) -> dict[str, Any]:
     results, work = results_dirs(args, prof)
     args.work_dir = str(work)
@@ -540,13 +543,7 @@ def run(args: argparse.Namespace, prof: dict[str, Any]) -> dict[str, Any]:
         "evoprompt_ga": bench.run_evoprompt,
         "fixed": lambda s: bench.run_engine(s, outer=False, method="fixed"),
         "labels_ga": lambda s: bench.run_engine(s, outer=False, method="labels_ga"),
-        "alternation": lambda s: bench.run_engine(s, outer=True, method="alternation"),
-        "alternation_frozen": lambda s: bench.run_engine(
-            s, outer=False, method="alternation_frozen"
-        ),
-        "alternation_per_scale": lambda s: bench.run_engine(
-            s, outer=True, method="alternation_per_scale"
-        ),
+        **{m: _engine_runner(bench, m, outer) for m, outer in Q.ENGINE_DISTILL.items()},
         "weights_only": lambda s: run_weights(bench, s, "weights_only"),
         "sft_refs": lambda s: run_weights(bench, s, "sft_refs"),
     }

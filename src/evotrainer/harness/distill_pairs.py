@@ -9,10 +9,10 @@ with a human reference (scored on its ROUGE-L, rarely above 0.3) and a synthetic
 format and completeness checks, easily 0.5) are not on one scale: candidates are ranked only
 against those scored on the same components, and the top ``keep_share`` of each such scale is
 kept. (Ranked on one list, answers on synthetic meetings took 24 of the 30 places in the three
-``alternation`` cells of the distill benchmark, from half the candidates.) The harness decides twice: its reward ranks the answers, and its real share decides how
-many human references join where real training instances carry them (``real_share`` x the kept
-answers, each an answer the human wrote for that instance, rendered with the best policy's
-prompt). Validation instances are never in the pool the answers come from.
+``alternation`` cells of the distill benchmark, from half the candidates.) The harness decides
+twice: its reward ranks the answers, and its real share decides how many human references join
+where real training instances carry them (``real_share`` x the kept answers, each an answer the
+human wrote for that instance, rendered with the best policy's prompt). Validation instances are never in the pool the answers come from.
 
 Every candidate's fate is recorded with the reason (``PairChoice``), for the report.
 """
