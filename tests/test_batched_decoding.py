@@ -4,6 +4,8 @@ reason and token counts. The pure parts (prefix, answer assembly) are tested wit
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from evotrainer.llm.base import Completion, SamplingParams
@@ -160,6 +162,34 @@ def test_batched_answers_equal_sequential_ones_token_for_token(smollm2, temperat
     stats = smollm2._decoder.stats
     assert stats["seconds"]["steps"] > 0 and stats["seconds"]["tails"] > 0
     assert stats["step_rows"] and max(stats["step_rows"]) <= 4
+
+
+@pytest.mark.slow
+@needs_model
+@pytest.mark.parametrize("temperature", [0.0, 0.7])
+def test_batched_answers_stay_sequential_with_the_penalties_on(smollm2, temperature):
+    """A policy's decoding genes (repetition, frequency and presence penalties) reach both
+    paths: the batched answers still equal the one-at-a-time ones, and differ from the answers
+    without the penalties (so the genes are not silently dropped)."""
+    params = SamplingParams(
+        temperature=temperature,
+        max_tokens=48,
+        seed=11,
+        repeat_penalty=1.3,
+        frequency_penalty=0.5,
+        presence_penalty=0.5,
+    )
+    prompts = [_prompt(i) for i in INSTRUCTIONS]
+    sequential = [smollm2.complete(m, params) for m in prompts]
+    groups = smollm2._decoder.stats["groups"] if smollm2._decoder else 0
+    batched = smollm2.complete_batch(prompts, params)
+    assert all(isinstance(c, Completion) for c in batched)
+    assert [c.text for c in batched] == [c.text for c in sequential]
+    assert all(_same(a, b) for a, b in zip(batched, sequential, strict=True))
+    assert smollm2._decoder.stats["groups"] == groups + 2  # decoded in batches
+    plain = replace(params, repeat_penalty=1.0, frequency_penalty=0.0, presence_penalty=0.0)
+    unpenalised = [smollm2.complete(m, plain).text for m in prompts]
+    assert unpenalised != [c.text for c in sequential]
 
 
 @pytest.mark.slow

@@ -383,12 +383,12 @@ def test_an_engine_option_added_since_at_its_default_is_no_difference():
 
     defaults = {"config": standard.engine_defaults()}
     recorded = {"config": {"task": {"name": "meetings"}}, "profile": {"budget": 300}}
-    now = {"config": {"task": {"name": "meetings", "empty_reference_items": "abstain"}}}
+    now = {"config": {"task": {"name": "meetings", "empty_reference_items": "skip"}}}
     now["profile"] = {"budget": 300}
     assert standard._diff(recorded, now, defaults=defaults) == []
-    now["config"]["task"]["empty_reference_items"] = "skip"
+    now["config"]["task"]["empty_reference_items"] = "abstain"
     assert standard._diff(recorded, now, defaults=defaults) == [
-        'config.task.empty_reference_items: "<absent>" recorded, "skip" now'
+        'config.task.empty_reference_items: "<absent>" recorded, "abstain" now'
     ]
     assert standard._diff({"profile": {"budget": 300}}, {"profile": {"budget": 40}}, "", defaults)
     gone = {"config": {"task": {}}, "profile": {"budget": 300}}  # a recorded field dropped

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from evotrainer.cli import app
 from evotrainer.evaluation.paired import paired_difference
 from evotrainer.evaluation.validation import combine_s_val
+from evotrainer.tasks.meetings.plugin import DEFAULTS
 
 cli = CliRunner()
 PROMPTS = [
@@ -52,7 +53,7 @@ def test_several_prompts_give_paired_differences_with_intervals(data, tmp_path):
     _fits(output)
     assert "s_val" in output and "95% CI" in output and "vs #1" in output
     doc = json.loads(out_file.read_text())
-    weights = {"rougeL": 0.5, "action_item_f1": 0.5}
+    weights = DEFAULTS["outer"]["s_val_weights"]
     rows = [
         {r["instance_id"]: combine_s_val(r, weights) for r in p["per_meeting"]}
         for p in doc["policies"]

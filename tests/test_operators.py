@@ -58,6 +58,7 @@ def seed_variations(seeds, n, rng, max_chars=1500):
 LEXICAL = ["synonym", "reorder", "keyword", "sentence_crossover"]
 LLM_OPS = ["llm_paraphrase", "llm_merge", "reflective"]
 STRUCTURAL = ["template", "template_crossover", "fewshot", "feedback_edit"]  # no LLM needed
+PARAMETERS = ["decoding"]  # decoding and loop-cut genes, no LLM needed
 GOOD_ANSWER = "Write the minutes with a title, every decision and at most five action items."
 
 LONG_A = (
@@ -123,7 +124,7 @@ def test_operator_is_deterministic_given_rng(name: str) -> None:
 
 
 def test_operators_satisfy_protocol_and_registry() -> None:
-    assert set(OPERATORS) == set(LEXICAL + LLM_OPS + STRUCTURAL)
+    assert set(OPERATORS) == set(LEXICAL + LLM_OPS + STRUCTURAL + PARAMETERS)
     for name, op in OPERATORS.items():
         assert isinstance(op, Operator)
         assert op.name == name
@@ -499,7 +500,7 @@ def test_repair_child_per_component() -> None:
 def test_choose_operator_skips_llm_ops_without_llm() -> None:
     rng = random.Random(0)
     names = {choose_operator(rng, None, llm_available=False).name for _ in range(400)}
-    assert names == set(LEXICAL + STRUCTURAL)
+    assert names == set(LEXICAL + STRUCTURAL + PARAMETERS)
     names = {choose_operator(rng, None, llm_available=True).name for _ in range(400)}
     assert names == set(OPERATORS)
 

@@ -27,6 +27,7 @@ NAMES = {
     "format",
     "action_count",
     "owner_accuracy",
+    "non_repetition",
     "conciseness",
     "faithfulness",
     "privacy",
@@ -93,10 +94,18 @@ def test_good_minutes_score_high_on_every_component(launch: Instance) -> None:
 @pytest.mark.parametrize("output", ["", "   \n", "asdkj qwe 12398 !!! zzzz", "\x00\x01\x02"])
 def test_empty_and_garbage_score_low(launch: Instance, output: str) -> None:
     s = scores(launch, output)
-    for name in ("completeness", "format", "action_count", "owner_accuracy", "faithfulness"):
+    for name in (
+        "completeness",
+        "format",
+        "action_count",
+        "owner_accuracy",
+        "faithfulness",
+        "non_repetition",
+    ):
         assert s[name] == 0.0, (name, s)
     assert s["conciseness"] < 0.1
-    assert s["privacy"] == 1.0  # nothing leaked
+    # nothing leaked, but nothing written either: no component pays for no minutes (issue 46)
+    assert s["privacy"] == (1.0 if any(c.isalnum() for c in output) else 0.0)
 
 
 def test_vacuous_three_items_hack(launch: Instance) -> None:

@@ -748,7 +748,13 @@ class _StubValidator:
     def validate(self, policies):
         return {
             p.id: type(
-                "R", (), {"s_val": float(np.mean(list(self.rows[p.id].values()))), "id": p.id}
+                "R",
+                (),
+                {
+                    "s_val": float(np.mean(list(self.rows[p.id].values()))),
+                    "id": p.id,
+                    "per_instance": (),
+                },
             )
             for p in policies
         }

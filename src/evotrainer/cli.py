@@ -286,7 +286,10 @@ def eval_(
     prompt: Annotated[
         list[str],
         typer.Option(
-            "--prompt", help="policy text, a file holding it, or seed:NAME (A|B|C) (repeatable)"
+            "--prompt",
+            help="policy text, a file holding it, seed:NAME (A|B|C), or a policy JSON file "
+            "(a run's best/policy.json: with its decoding and loop-cut genes; text policies "
+            "get inner.seed_decoding and inner.seed_postprocess) (repeatable)",
         ),
     ],
     out_file: Annotated[Path | None, typer.Option("--out", help="metrics JSON")] = None,

@@ -3,9 +3,10 @@ the tables it prints and the metrics JSON it writes."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +49,27 @@ def policy_text(prompt: str, seeds: dict[str, str]) -> str:
             "holds it, or seed:A|B|C."
         )
     return prompt
+
+
+def policy_json(prompt: str) -> PolicyGenome | None:
+    """The policy a ``.json`` file holds (a run's ``best_policy.json``, an archive entry's
+    ``policy``: its text with its own decoding and loop-cut genes), or None when ``prompt``
+    names no JSON file."""
+    from evotrainer.policy.genome import PolicyGenome
+
+    if not prompt.endswith(".json") or _path_kind(prompt) != "file":
+        return None
+    try:
+        data = json.loads(Path(prompt).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DataError(f"--prompt {prompt}: not a readable policy JSON file: {exc}") from None
+    data = data.get("policy", data) if isinstance(data, dict) else data
+    if not isinstance(data, dict) or not isinstance(data.get("components"), dict):
+        raise DataError(f"--prompt {prompt}: a policy JSON file holds an object with 'components'")
+    try:
+        return PolicyGenome.from_json(data)
+    except (TypeError, ValueError, KeyError) as exc:
+        raise DataError(f"--prompt {prompt}: not a valid policy: {exc}") from None
 
 
 def _path_kind(value: str) -> str | None:
@@ -145,6 +167,7 @@ def _evaluate(
     from evotrainer.llm.budget import Budget
     from evotrainer.llm.spec import build_backend, build_stack
     from evotrainer.policy.genome import PolicyGenome
+    from evotrainer.policy.seeds import seed_genes
     from evotrainer.run.validation_set import check_references, check_s_val_weights
     from evotrainer.tasks.registry import build_task
     from evotrainer.tasks.tabular import load_data
@@ -154,7 +177,16 @@ def _evaluate(
         raise DataError(f"--out {out_file}: is a directory; give a file name (metrics JSON)")
     task = build_task(cfg.task)
     seeds = {s.name: s.render() for s in task.seed_policies()}
-    policies = [PolicyGenome.from_text(policy_text(p, seeds), name=p) for p in prompt]
+    decoding, cut = seed_genes(cfg.inner)  # a text policy decodes and cuts like a run's seeds
+    policies = [
+        policy_json(p)
+        or replace(
+            PolicyGenome.from_text(policy_text(p, seeds), name=p),
+            decoding=decoding,
+            postprocess=cut,
+        )
+        for p in prompt
+    ]
     instances = load_data(task, data, cfg.data_columns)
     instances = instances[:limit] if limit else instances
     for warning in check_references(task, instances, str(data)):
@@ -202,6 +234,7 @@ def _print_tables(ev: _Evaluation, data: Path, keys: Any, diffs: list[Any]) -> N
         tables = eval_report.means_tables(keys, columns, width)
     for t in tables:
         out.print(t)
+    out.print(eval_report.degeneracy_table(policies, results, width, cell))
     if n_cut:
         note = "(* = input truncated) " if len(policies) == 1 else ""
         out.print(
@@ -247,6 +280,7 @@ def _write_metrics(
 ) -> None:
     """The metrics JSON of ``--out``: the first policy's at the top, every policy's under
     ``policies``."""
+    from evotrainer.evaluation import eval_report
     from evotrainer.run.checkpoint import dumps_strict
 
     docs: list[dict[str, Any]] = []
@@ -262,6 +296,9 @@ def _write_metrics(
                 **{k: res.aggregates.get(k) for k in keys},
                 "aggregates": dict(res.aggregates),
                 "errors": len(failed[p.id]),
+                "degeneracy": eval_report.answers_degeneracy(res).to_json(),
+                "decoding": p.decoding.to_json(),
+                "postprocess": p.postprocess.to_json(),
                 "per_meeting": list(res.per_instance),
             }
         )

@@ -153,17 +153,36 @@ class RunConfig(_Strict):
 
 def merge_defaults(defaults: Any, data: dict[str, Any]) -> dict[str, Any]:
     """``data`` with the sections of ``defaults`` filled in where ``data`` leaves a key out
-    (one level deep: a section's key that ``data`` sets replaces the default's whole value)."""
+    (a section's key that ``data`` sets replaces the default's whole value, except a group of
+    keys, such as ``inner.seed_decoding``: there each key the data leaves out keeps the
+    default's value)."""
     out = dict(data)
     for section, values in (defaults or {}).items():
         given = out.get(section)
         if isinstance(values, dict) and isinstance(given, dict):
-            out[section] = {**values, **given}
+            merged = {**values, **given}
+            for key in _groups(section):
+                if isinstance(values.get(key), dict) and isinstance(given.get(key), dict):
+                    merged[key] = {**values[key], **given[key]}
+            out[section] = merged
         elif isinstance(values, dict) and given is None and section not in out:
             out[section] = dict(values)
         elif section not in out:
             out[section] = values
     return out
+
+
+def _groups(section: str) -> list[str]:
+    """The keys of ``section`` whose values are groups of keys (a model of their own)."""
+    field = RunConfig.model_fields.get(section)
+    model = field.annotation if field is not None else None
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        return []
+    return [
+        k
+        for k, f in model.model_fields.items()
+        if isinstance(f.annotation, type) and issubclass(f.annotation, BaseModel)
+    ]
 
 
 def _format_errors(exc: ValidationError, source: str) -> str:
@@ -380,6 +399,13 @@ def reference_markdown() -> str:
         model = type(section)
         lines += ["", f"## {name}", "", "| key | default | meaning |", "|---|---|---|"]
         for sub, sf in model.model_fields.items():
+            part = getattr(section, sub)
+            if isinstance(part, BaseModel):  # a group of keys: each of its own
+                lines.append(f"| `{name}.{sub}` | | {_cell(sf.description)} |")
+                for key, kf in type(part).model_fields.items():
+                    value = _value_repr(getattr(part, key))
+                    lines.append(f"| `{name}.{sub}.{key}` | `{value}` | {_cell(kf.description)} |")
+                continue
             value = _value_repr(getattr(section, sub))
             lines.append(f"| `{name}.{sub}` | `{value}` | {_cell(sf.description)} |")
     for task in sorted(set(BUILTIN) - {DEFAULT_TASK}):

@@ -4,11 +4,64 @@ policies, and the rule for component names it shares with the seeds."""
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import Field, field_validator, model_validator
 
 from evotrainer.config_base import StrictModel as _Strict
+
+TunableGene = Literal[
+    "repeat_penalty", "frequency_penalty", "presence_penalty", "max_tokens", "loop_cut"
+]
+
+
+class DecodingConfig(_Strict):
+    """Decoding genes (policy/decoding.py): how a policy's model samples its answers."""
+
+    repeat_penalty: float = Field(
+        1.0, ge=1.0, le=1.5, description="llama.cpp's repetition penalty, last 64 tokens (1 = off)"
+    )
+    frequency_penalty: float = Field(0.0, ge=0, le=1.5, description="OpenAI's (0 = off)")
+    presence_penalty: float = Field(0.0, ge=0, le=1.5, description="OpenAI's (0 = off)")
+    max_tokens: int | None = Field(
+        None, ge=16, le=4096, description="longest answer; None = model.max_tokens"
+    )
+    stop: list[str] = Field(
+        default_factory=list, max_length=4, description="strings that end an answer"
+    )
+
+
+class LoopCutConfig(_Strict):
+    """The output post-processor's genes (policy/postprocess.py): the loop cut."""
+
+    enabled: bool = Field(False, description="cut repetition loops out of every answer")
+    collapse_runs: bool = Field(
+        True, description="a phrase of 1-8 words said 3+ times in a row is kept once"
+    )
+    drop_repeats: bool = Field(
+        True, description="drop sentences and lines that repeat what was written above them"
+    )
+    seen_share: float = Field(
+        1.0,
+        ge=0.5,
+        le=1.0,
+        description="drop_repeats: a sentence goes when this share of its word 4-grams was "
+        "already written (1 = only word-for-word repeats)",
+    )
+    cut_ngram: int = Field(
+        0,
+        ge=0,
+        le=24,
+        description="end the answer before the first sentence that repeats a word n-gram of "
+        "this length (0 = off; else 4-24)",
+    )
+
+    @field_validator("cut_ngram")
+    @classmethod
+    def _cut_ngram(cls, v: int) -> int:
+        if 0 < v < 4:
+            raise ValueError("must be 0 (off) or 4..24")
+        return v
 
 
 class InnerConfig(_Strict):
@@ -82,6 +135,22 @@ class InnerConfig(_Strict):
         "operator can edit (reflection: the instruction only); round_robin: each one in turn, "
         "a parent's next component every generation (GEPA's round-robin component selection; "
         "reflection rewrites the component whose turn it is)",
+    )
+
+    seed_decoding: DecodingConfig = Field(
+        default_factory=DecodingConfig,
+        description="the decoding genes every seed policy starts with (the task's defaults: "
+        "docs/readability.md); the decoding operator evolves them per policy",
+    )
+    seed_postprocess: LoopCutConfig = Field(
+        default_factory=LoopCutConfig,
+        description="the loop cut every seed policy starts with (the task's defaults); the "
+        "decoding operator evolves it per policy",
+    )
+    tunable_genes: list[TunableGene] = Field(
+        default_factory=lambda: list(get_args(TunableGene)),
+        description="the genes the decoding operator may change (leave repeat_penalty out for "
+        "a server that rejects it, e.g. OpenAI's own)",
     )
 
     @field_validator("seed_components")

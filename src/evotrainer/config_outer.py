@@ -88,7 +88,7 @@ class OuterConfig(_Strict):
     s_val_weights: dict[str, float] = Field(
         default_factory=dict,
         description="s_val = weighted mean of these validation aggregates (default: the "
-        "task's; meetings: rougeL 0.5, action_item_f1 0.5)",
+        "task's; meetings: rougeL 0.4, action_item_f1 0.4, readability 0.2)",
     )
 
     @field_validator("s_val_weights")
@@ -183,6 +183,12 @@ class ValidationConfig(_Strict):
         "the confirmation meetings (better_mean: mean paired difference > 0; ci_above_zero: the "
         "95% interval's lower end > 0), else the best seed; selection: the winner regardless",
     )
+    refuse_loopier: bool = Field(
+        True,
+        description="better_mean and ci_above_zero also return the best seed when the winner's "
+        "loop share on the confirmation meetings (answers whose distinct word 4-grams are under "
+        "half: repetition loops) is higher than the seed's",
+    )
     race_first: int = Field(
         4,
         ge=0,
@@ -276,15 +282,16 @@ class DefencesConfig(_Strict):
 
 
 # the objectives of the meta-objective vector (evaluation/objectives.py says how each is measured)
-OBJECTIVES = ("quality", "robustness", "diversity", "conciseness", "human")
+OBJECTIVES = ("quality", "robustness", "diversity", "conciseness", "readability", "human")
 # By default the meta score is s_val, plus robustness when the probe is on and people's
-# preference once there are ratings; diversity and conciseness are measured and reported, and
-# count only when given a weight.
+# preference once there are ratings; diversity, conciseness and readability are measured and
+# reported, and count only when given a weight.
 DEFAULT_OBJECTIVES = {
     "quality": 1.0,
     "robustness": 0.5,
     "diversity": 0.0,
     "conciseness": 0.0,
+    "readability": 0.0,
     "human": 0.5,
 }
 
@@ -295,7 +302,8 @@ class MetaConfig(_Strict):
         description="the meta-objective vector: objective -> weight (0 = measured and reported "
         "only; objectives you do not name keep their default weight). quality = s_val (outer.s_val_weights); robustness = the probe's share handled "
         "(defences.robustness_probe); diversity = the population's outputs; conciseness = the "
-        "'conciseness' component on validation; human = people's predicted preference "
+        "'conciseness' component on validation; readability = the task metric's 'readability' "
+        "(minutes free of repetition loops; already part of the meeting task's s_val); human = people's predicted preference "
         "(evotrainer review). An objective that is not measured is left out (weights renormalised)",
     )
     selection: Literal["weighted", "pareto"] = Field(

@@ -55,6 +55,7 @@ class Turn:
     completion_tokens: int = 0
     latency_s: float = 0.0
     cached: bool = False
+    raw_output: str | None = None  # the answer before the policy's loop cut, when it cut
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,7 @@ class Rollout:
     cached: bool = False
     truncated: bool = False  # the input was cut to fit the model's context
     turns: tuple[Turn, ...] = ()
+    raw_output: str | None = None  # the final answer before the policy's loop cut, when it cut
 
     @property
     def n_turns(self) -> int:

@@ -137,6 +137,7 @@ def confirm_winner(c: Components, s: RunState, winner: PolicyGenome) -> Confirma
             c.cfg.seed,
             rows,
             measure,
+            c.cfg.validation.refuse_loopier,
         )
     except BudgetExceeded as exc:
         c.emit(ev.WARNING, message=f"no confirmation (budget exhausted: {exc})")

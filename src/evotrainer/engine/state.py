@@ -69,6 +69,7 @@ def new_inner(c: Components, seeds: list[PolicyGenome]) -> PolicyOptimizer:
         templates=tuple(c.task.output_templates()),
         edits=dict(c.task.feedback_edits()),
         vocabulary=c.task.vocabulary(),
+        max_tokens=cfg.model.max_tokens,
     )
     return opt
 

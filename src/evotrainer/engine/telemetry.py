@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from evotrainer.errors import TimeLimitReached
 from evotrainer.evaluation.diversity import mean_pairwise_distance
 from evotrainer.loops.inner import PolicyOptimizer
+from evotrainer.policy.genome import PolicyGenome
+from evotrainer.policy.repetition import degeneracy
 from evotrainer.run import events as ev
 from evotrainer.run.estimate import Progress, estimate_calls
 from evotrainer.types import Instance
@@ -109,6 +111,7 @@ def emit_generation(
             for p in opt.population
         ],
         diversity=mean_pairwise_distance([p.render() for p in opt.population]),
+        answers=batch_degeneracy(c, opt, batch),
         harness=s.harness.to_json(),
         operator_stats={k: v.as_dict() for k, v in opt.op_stats.items()},
         batch_size=len(batch),
@@ -119,6 +122,25 @@ def emit_generation(
         last_s_val=s.hopt.s_val_history[-1] if s.hopt.s_val_history else None,
         **eta(c),
     )
+
+
+def batch_degeneracy(
+    c: Components, opt: PolicyOptimizer, batch: Sequence[Instance]
+) -> dict[str, Any]:
+    """How degenerate the generation's training answers are (policy/repetition.py): the best
+    policy's and the whole population's, on the batch (the answers the reward scored)."""
+    store = c.evaluator.store
+
+    def of(policies: Sequence[PolicyGenome]) -> dict[str, Any]:
+        texts = [
+            "" if rec.rollout.error else rec.rollout.output
+            for p in policies
+            for i in batch
+            if (rec := store.get((p.id, i.id))) is not None
+        ]
+        return degeneracy(texts).to_json()
+
+    return {"best": of([opt.best()]), "population": of(opt.population)}
 
 
 def emit_estimate(c: Components, s: RunState) -> None:

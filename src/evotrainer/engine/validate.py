@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from evotrainer.engine.components import Components
 from evotrainer.engine.generation import fitness_of
 from evotrainer.engine.state import RunState
+from evotrainer.evaluation.eval_report import answers_degeneracy
 from evotrainer.harness.genome import HarnessGenome
 from evotrainer.policy.archive import ArchiveEntry
 from evotrainer.policy.genome import PolicyGenome
@@ -55,6 +56,7 @@ def validate(
             outer_step=s.outer_step,
             partial=r.partial,
             n=r.n,
+            answers=answers_degeneracy(r).to_json(),  # minutes or loops?
             llm_calls=spent["llm_calls"],  # spent when this s_val was known
             backend_calls=spent["backend_calls"],  # of them, those the backend answered
         )

@@ -10,6 +10,11 @@ decides what it returns:
 - ``ci_above_zero``: the winner only if the interval's lower end is > 0;
 - ``selection``: the winner regardless (the confirmation is then only reported).
 
+A winner whose answers on the confirmation meetings loop more often than the seed's (its
+loop share: answers with distinct word 4-grams under half, policy/repetition.py) is refused
+by both rules that confirm (``refuse_loopier``): no gain in score pays for minutes nobody
+would keep.
+
 What is compared per meeting is s_val, or what the run selected on: ``row_scores`` (the driver
 passes the meta score per meeting: quality, conciseness and people's predicted preference; see
 evaluation/meta_judge.py), named by ``measure``.
@@ -24,6 +29,7 @@ from typing import Any
 from evotrainer.evaluation.paired import PairedDifference, paired_difference
 from evotrainer.evaluation.validation import Validator
 from evotrainer.policy.genome import PolicyGenome
+from evotrainer.policy.repetition import is_loop
 from evotrainer.types import ValidationResult
 
 RowScores = Callable[[str, ValidationResult], dict[str, float]]  # policy id, result -> per meeting
@@ -41,6 +47,8 @@ class Confirmation:
     reason: str
     ids: tuple[str, ...] = ()
     measure: str = "s_val"  # what the paired difference is of
+    winner_loop_share: float = 0.0  # share of the winner's confirmation answers that loop
+    seed_loop_share: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -56,6 +64,8 @@ class Confirmation:
             "returned_is_seed": self.returned == self.best_seed,
             "reason": self.reason,
             "measure": self.measure,
+            "winner_loop_share": self.winner_loop_share,
+            "best_seed_loop_share": self.seed_loop_share,
         }
 
 
@@ -67,6 +77,7 @@ def confirm(
     seed: int = 0,
     row_scores: RowScores | None = None,
     measure: str = "s_val",
+    refuse_loopier: bool = True,
 ) -> Confirmation:
     """Validate both on the confirmation instances (``validator``) and apply ``rule``."""
     results = validator.validate([winner, best_seed])
@@ -76,10 +87,19 @@ def confirm(
     else:
         a, b = row_scores(winner.id, w), row_scores(best_seed.id, s)
     diff = paired_difference(a, b, seed=seed)
+    loops_w, loops_s = loop_share(w), loop_share(s)
+    loopier = refuse_loopier and loops_w > loops_s
     if winner.id == best_seed.id:
         returned, reason = winner.id, "the selection winner is the best seed"
     elif rule == "selection":
         returned, reason = winner.id, "return_rule 'selection': the selection winner"
+    elif loopier:
+        returned = best_seed.id
+        reason = (
+            f"not confirmed: the winner's answers loop more often than the best seed's "
+            f"({loops_w:.0%} vs {loops_s:.0%} of the confirmation answers; paired "
+            f"difference {diff})"
+        )
     elif rule == "ci_above_zero":
         ok = diff.above_zero
         returned = winner.id if ok else best_seed.id
@@ -111,4 +131,15 @@ def confirm(
         reason,
         tuple(i.id for i in validator.instances),
         measure,
+        loops_w,
+        loops_s,
     )
+
+
+def loop_share(result: ValidationResult) -> float:
+    """The share of a validation's answers that are repetition loops (a failed answer counts:
+    it is no minutes either)."""
+    rows = result.per_instance
+    if not rows:
+        return 0.0
+    return sum(1 for r in rows if r.get("error") or is_loop(str(r.get("output") or ""))) / len(rows)

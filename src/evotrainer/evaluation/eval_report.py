@@ -5,7 +5,10 @@ to the first on the same instances with its 95% bootstrap interval (evaluation/p
 - one policy: its rows (instance, s_val and as many metrics as fit, s_val's own first), a mean
   row, then every metric's mean;
 - several: one row per policy (s_val, difference to #1, interval), then every metric's mean per
-  policy (as many policies side by side as fit, the rest in a further table).
+  policy (as many policies side by side as fit, the rest in a further table);
+- always: how degenerate the answers are (``degeneracy_table``: the mean share of distinct word
+  4-grams, the loop share, the mean share of repeated sentences, the mean words per answer;
+  policy/repetition.py), so a score is never read without knowing whether it scores loops.
 
 Text from the data (instance ids, policy labels) is escaped and written out by the caller's
 ``cell`` function; long labels wrap, never cut."""
@@ -21,6 +24,7 @@ from rich.table import Table
 from evotrainer.evaluation.paired import PairedDifference, paired_difference
 from evotrainer.evaluation.validation import Validator
 from evotrainer.policy.genome import PolicyGenome
+from evotrainer.policy.repetition import Degeneracy, degeneracy
 from evotrainer.types import ValidationResult
 
 NUMBER = 6  # "-0.123"
@@ -145,4 +149,38 @@ def instances_table(
             *("-" if row.get(k) is None else f"{row[k]:.3f}" for k in shown),
         )
     t.add_row("[bold]mean", f"{result.s_val:.3f}", *(_fmt(result.aggregates.get(k)) for k in shown))
+    return t
+
+
+def answers_degeneracy(result: ValidationResult) -> Degeneracy:
+    """The degeneracy columns of one policy's answers (a failed answer counts as empty)."""
+    return degeneracy(
+        "" if r.get("error") else str(r.get("output") or "") for r in result.per_instance
+    )
+
+
+def degeneracy_table(
+    policies: Sequence[PolicyGenome],
+    results: Mapping[str, ValidationResult],
+    width: int,
+    cell: Callable[[str], str],
+) -> Table:
+    """#, policy, distinct-4, loop share, repeated sentences, words: is it minutes or a loop?"""
+    t = _table("answers: distinct word 4-grams (human minutes 0.99), loops (distinct-4 < 0.5)")
+    fixed = [("#", 2), ("distinct-4", 10), ("loops", 6), ("repeated", 8), ("words", 6)]
+    room = width - sum(w for _, w in fixed) - COLUMN_COST * (len(fixed) + 1) - 1
+    t.add_column("#", justify="right", no_wrap=True)
+    t.add_column("policy", min_width=6, max_width=max(6, room), overflow="fold")
+    for header, _ in fixed[1:]:
+        t.add_column(header, justify="right", no_wrap=True)
+    for i, p in enumerate(policies, 1):
+        d = answers_degeneracy(results[p.id])
+        t.add_row(
+            str(i),
+            cell(label(p.name)),
+            f"{d.distinct4:.2f}",
+            f"{d.loop_share:.0%}",
+            f"{d.repeated_units:.2f}",
+            f"{d.words:.0f}",
+        )
     return t

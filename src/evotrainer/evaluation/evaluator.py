@@ -16,7 +16,8 @@ fail.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from evotrainer.errors import BudgetExceeded, EvoTrainerError
 from evotrainer.evaluation import dispatch
@@ -24,6 +25,7 @@ from evotrainer.evaluation.error_rate import ErrorRateGuard
 from evotrainer.evaluation.runner import Runner, SerialRunner
 from evotrainer.harness.reward import score_rollout, weighted_reward
 from evotrainer.llm.base import Completion, LLMClient, SamplingParams, complete_batch
+from evotrainer.llm.postprocessed import PostProcessedLLM, raw_text
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.tasks.base import RewardComponent, Task
 from evotrainer.types import Instance, Message, Rollout, ScoreVector, Trajectory, Turn
@@ -80,6 +82,18 @@ class Evaluator:
             )
         return self.adapters(policy.adapter)
 
+    def answering(self, policy: PolicyGenome) -> tuple[LLMClient, SamplingParams]:
+        """The client and sampling of ``policy``'s answers: its model (base or adapter) with
+        its loop cut applied to every answer, sampled with its decoding genes."""
+        llm = self.llm_for(policy)
+        if policy.postprocess.enabled:
+            llm = PostProcessedLLM(llm, policy.postprocess.apply)
+        return llm, self.sampling_for(policy)
+
+    def sampling_for(self, policy: PolicyGenome) -> SamplingParams:
+        """The evaluator's sampling with ``policy``'s decoding genes."""
+        return replace(self.sampling, **policy.decoding.overrides())
+
     @property
     def single_turn(self) -> bool:
         """Every rollout is render + one completion: it may be batched or awaited."""
@@ -89,7 +103,8 @@ class Evaluator:
     def rollout(self, policy: PolicyGenome, instance: Instance) -> Rollout:
         """The task's episode (``Task.rollout``: one turn or several) as a Rollout."""
         try:
-            t = self.task.rollout(policy.render(), instance, self.llm_for(policy), self.sampling)
+            llm, sampling = self.answering(policy)
+            t = self.task.rollout(policy.render(), instance, llm, sampling)
         except BudgetExceeded:
             raise
         except EvoTrainerError as exc:
@@ -101,7 +116,8 @@ class Evaluator:
         ``single_turn``)."""
         try:
             messages, truncated = self.task.render(policy.render(), instance)
-            c = await self.llm_for(policy).acomplete(messages, self.sampling)
+            llm, sampling = self.answering(policy)
+            c = await llm.acomplete(messages, sampling)
         except BudgetExceeded:
             raise
         except EvoTrainerError as exc:
@@ -114,17 +130,19 @@ class Evaluator:
         """Rollouts of several prompts decoded together (one batch), one per job in order; a
         job the budget refused gets its BudgetExceeded instead (so do the jobs after it)."""
         out: list[Rollout | BudgetExceeded | None] = [None] * len(jobs)
-        by_model: dict[str | None, list[tuple[int, Sequence[Message], bool]]] = {}
+        groups: dict[tuple[Any, ...], list[tuple[int, Sequence[Message], bool]]] = {}
         for i, (policy, instance) in enumerate(jobs):
             try:
                 messages, truncated = self.task.render(policy.render(), instance)
             except EvoTrainerError as exc:
                 out[i] = _failed(policy, instance, exc)
                 continue
-            by_model.setdefault(policy.adapter, []).append((i, messages, truncated))
-        for rendered in by_model.values():  # a batch is decoded by one model's weights
-            llm = self.llm_for(jobs[rendered[0][0]][0])
-            results = complete_batch(llm, [m for _, m, _ in rendered], self.sampling)
+            # a batch is decoded by one model's weights, with one sampling, cut one way
+            key = (policy.adapter, self.sampling_for(policy), policy.postprocess)
+            groups.setdefault(key, []).append((i, messages, truncated))
+        for rendered in groups.values():
+            llm, sampling = self.answering(jobs[rendered[0][0]][0])
+            results = complete_batch(llm, [m for _, m, _ in rendered], sampling)
             self._answers(jobs, rendered, results, out)
         return [r for r in out if r is not None]
 
@@ -269,6 +287,7 @@ def _answered(policy: PolicyGenome, instance: Instance, c: Completion, truncated
         completion_tokens=c.completion_tokens,
         latency_s=c.latency_s,
         cached=c.cached,
+        raw_output=raw_text(c),
     )
     return _from_trajectory(policy, instance, Trajectory((turn,), truncated))
 
@@ -284,4 +303,5 @@ def _from_trajectory(policy: PolicyGenome, instance: Instance, t: Trajectory) ->
         cached=all(x.cached for x in t.turns),
         truncated=t.truncated,
         turns=t.turns if len(t.turns) > 1 else (),
+        raw_output=t.turns[-1].raw_output if t.turns else None,
     )

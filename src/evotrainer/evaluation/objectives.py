@@ -11,6 +11,8 @@ meta-objective is a vector of objectives, each in [0, 1], higher is better:
   collapsed onto one answer scores low;
 - ``conciseness``: the task's ``conciseness`` reward component averaged over the validation
   meetings (length in a target band, no copying of the transcript, no loops);
+- ``readability``: the task metric's ``readability`` aggregate (the meeting task: minutes free
+  of repetition loops, policy/repetition.py; absent for a task whose metric has none);
 - ``human``: the predicted probability that a person prefers this policy's minutes to the best
   seed's on a validation meeting, from the ratings given in ``evotrainer review``
   (review/human_model.py; absent until ``meta.human_min_ratings`` ratings exist).
@@ -78,6 +80,7 @@ class MetaObjective:
             "robustness": _float(result.aggregates.get("robustness")),
             "diversity": diversity,
             "conciseness": conciseness(result),
+            "readability": _float(result.aggregates.get("readability")),
             "human": human,
         }
         return {k: float(v) for k, v in out.items() if v is not None}

@@ -129,6 +129,7 @@ class Validator:
                         "truncated": r.truncated,
                         "error": r.error,
                         "output": r.output,
+                        **({"raw_output": r.raw_output} if r.raw_output is not None else {}),
                         "rewards": rec.vector.as_dict(),
                         "reference": self.task.reference_text(inst),
                         **metrics,

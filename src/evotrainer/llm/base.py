@@ -36,22 +36,42 @@ VALID_FORMS = (
 
 @dataclass(frozen=True)
 class SamplingParams:
-    """Sampling settings; part of the cache key, so two runs with equal params share answers."""
+    """Sampling settings; part of the cache key, so two runs with equal params share answers.
+
+    The penalties are a policy's decoding genes (policy/decoding.py): ``repeat_penalty`` is
+    llama.cpp's (1.0 = off; sent to a server as ``repeat_penalty`` and ``repetition_penalty``),
+    ``frequency_penalty`` and ``presence_penalty`` OpenAI's (0 = off). They join the cache key
+    only when set, so the keys of earlier answers stay valid."""
 
     temperature: float = 0.0
     top_p: float = 1.0
     max_tokens: int = 384
     seed: int | None = 0
     stop: tuple[str, ...] = ()
+    repeat_penalty: float = 1.0
+    frequency_penalty: float = 0.0
+    presence_penalty: float = 0.0
 
     def key(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "temperature": round(self.temperature, 6),
             "top_p": round(self.top_p, 6),
             "max_tokens": self.max_tokens,
             "seed": self.seed,
             "stop": list(self.stop),
         }
+        for name, off in PENALTIES_OFF.items():
+            value = getattr(self, name)
+            if value != off:
+                out[name] = round(value, 6)
+        return out
+
+    def penalties(self) -> dict[str, float]:
+        """The penalties that are on (name -> value)."""
+        return {n: getattr(self, n) for n, off in PENALTIES_OFF.items() if getattr(self, n) != off}
+
+
+PENALTIES_OFF = {"repeat_penalty": 1.0, "frequency_penalty": 0.0, "presence_penalty": 0.0}
 
 
 @dataclass(frozen=True)

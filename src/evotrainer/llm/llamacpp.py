@@ -295,6 +295,9 @@ class LlamaCppLLM(BaseLLM):
             "max_tokens": params.max_tokens,
             "seed": params.seed,
             "stop": list(params.stop) or None,
+            "repeat_penalty": params.repeat_penalty,
+            "frequency_penalty": params.frequency_penalty,
+            "presence_penalty": params.presence_penalty,
         }
 
     def _overflow(self, exc: Exception) -> ContextOverflowError:

@@ -121,12 +121,22 @@ class OpenAICompatibleLLM(BaseLLM):
             body["seed"] = params.seed
         if params.stop:
             body["stop"] = list(params.stop)
+        for name in ("frequency_penalty", "presence_penalty"):  # OpenAI's own fields
+            if name in params.penalties():
+                body[name] = getattr(params, name)
         return body
 
-    def _extra(self, body: dict[str, Any]) -> dict[str, Any]:
-        # Server-specific sampling fields (e.g. llama.cpp's repeat_penalty, vLLM's top_k); they
-        # may not override the fields the run controls.
-        return {k: v for k, v in self.extra_body.items() if k not in body}
+    def _extra(self, body: dict[str, Any], params: SamplingParams) -> dict[str, Any]:
+        """Server-specific fields: a policy's repetition penalty under the names llama.cpp's
+        server (``repeat_penalty``) and vLLM/SGLang (``repetition_penalty``) read, when it is
+        on, then ``model.extra_body`` (e.g. vLLM's top_k), which may not override the fields
+        the run controls."""
+        run: dict[str, Any] = {}
+        if params.repeat_penalty != 1.0:
+            run = {"repeat_penalty": params.repeat_penalty}
+            run["repetition_penalty"] = params.repeat_penalty
+        mine = {k: v for k, v in self.extra_body.items() if k not in body and k not in run}
+        return {**mine, **run}
 
     def _give_up(self, last: str) -> LLMError:
         return LLMError(
@@ -146,7 +156,7 @@ class OpenAICompatibleLLM(BaseLLM):
             try:
                 async with self._sem:
                     resp = await client.chat.completions.create(
-                        **body, extra_body=self._extra(body) or None
+                        **body, extra_body=self._extra(body, params) or None
                     )
                 return self._read(resp, time.perf_counter() - start, url)
             except openai.BadRequestError as exc:

@@ -51,6 +51,7 @@ class OperatorResources:
     edits: Mapping[str, Sequence[FeedbackEdit]] = field(default_factory=dict)
     weights: Mapping[str, float] = field(default_factory=dict)
     vocabulary: InstructionVocabulary = GENERAL  # the task's style phrases and synonyms
+    max_tokens: int = 320  # model.max_tokens: the answer cap a policy's max_tokens gene moves
 
 
 @dataclass
@@ -290,6 +291,8 @@ class PolicyOptimizer:
             weights=self.resources.weights,
             vocabulary=self.resources.vocabulary,
             component_choice=self.cfg.component_choice,
+            tunable_genes=tuple(self.cfg.tunable_genes),
+            max_tokens=self.resources.max_tokens,
         )
         if self.parallel > 1:  # a backend that serves parallel requests: overlap the LLM calls
             return children_in_parallel(self, n, ctx, taken)

@@ -72,6 +72,17 @@ class OperatorContext:
     component_choice: str = "weighted"
     """Which component of a parent an operator edits (``inner.component_choice``): weighted or
     round_robin (``BaseOperator.pick_component``)."""
+    tunable_genes: Sequence[str] = (
+        "repeat_penalty",
+        "frequency_penalty",
+        "presence_penalty",
+        "max_tokens",
+        "loop_cut",
+    )
+    """The decoding and post-processing genes the ``decoding`` operator may change
+    (``inner.tunable_genes``)."""
+    max_tokens: int = 320
+    """The answer cap of a policy without a max_tokens gene (``model.max_tokens``)."""
 
     def call_params(self) -> SamplingParams:
         """Sampling params for one LLM call, with a seed drawn from ``rng``."""
@@ -173,7 +184,8 @@ def make_child(
         generation=generation,
         note=note[:200],
     )
-    child = PolicyGenome(dict(components), lineage=lineage, adapter=parents[0].adapter)
+    # the child decodes, cuts and is served like its first parent
+    child = replace(parents[0], components=dict(components), lineage=lineage, name="")
     changed = [
         k
         for k, v in child.components.items()

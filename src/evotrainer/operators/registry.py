@@ -10,6 +10,7 @@ from collections.abc import Collection, Mapping
 
 from evotrainer.operators.base import Operator
 from evotrainer.operators.crossover import SentenceCrossover
+from evotrainer.operators.decoding import DecodingOperator
 from evotrainer.operators.feedback import FeedbackEditOperator
 from evotrainer.operators.fewshot import FewShotOperator
 from evotrainer.operators.keywords import KeywordOperator
@@ -32,6 +33,7 @@ OPERATORS: dict[str, Operator] = {
         TemplateCrossover(),
         FewShotOperator(),
         FeedbackEditOperator(),
+        DecodingOperator(),
     )
 }
 
@@ -39,7 +41,8 @@ OPERATORS: dict[str, Operator] = {
 def default_operator_weights() -> dict[str, float]:
     """Lexical and LLM operators 1.0 each; reflective mutation, the most informed, 1.5; the
     structural ones (template, few-shot example, feedback-directed edit) 1.5, since a small
-    model reacts to structure more than to wording. With ``inner.operator_choice: bandit``
+    model reacts to structure more than to wording; ``decoding`` (one decoding or loop-cut gene
+    moved a step) 1.0. With ``inner.operator_choice: bandit``
     these are the prior; observed success moves the choice."""
     return {
         "synonym": 1.0,
@@ -53,6 +56,7 @@ def default_operator_weights() -> dict[str, float]:
         "template_crossover": 1.0,
         "fewshot": 1.5,
         "feedback_edit": 1.5,
+        "decoding": 1.0,
     }
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import replace
 
 from evotrainer.operators.text import Doc, dedupe, is_list_item
 from evotrainer.policy.genome import PolicyGenome
@@ -266,4 +267,4 @@ def repair_child(
         fixed[name] = text
     if fixed == dict(child.components):
         return child
-    return PolicyGenome(fixed, lineage=child.lineage, name=child.name, adapter=child.adapter)
+    return replace(child, components=fixed)

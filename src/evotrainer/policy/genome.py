@@ -13,9 +13,15 @@ A genome may also carry a LoRA adapter (``adapter``: the sha256 of a GGUF adapte
 run directory's ``adapters/``, made by distillation): the policy is then its text *and* those
 weights, evaluated with the adapter applied (evaluation/evaluator.py routes it).
 
-A genome's id is a hash of its text (and its adapter's hash when it has one), so two policies
-with the same text and weights are the same policy (children are deduplicated by id) whatever
-their lineage; a genome without an adapter keeps the id it always had.
+A genome also carries its decoding genes (``decoding``: repetition, frequency and presence
+penalties, max tokens, stop strings; policy/decoding.py) and its output post-processor
+(``postprocess``: the loop cut; policy/postprocess.py): the same text sampled or cut otherwise is
+another policy.
+
+A genome's id is a hash of its text (and its adapter's hash when it has one, and its decoding
+and post-processing genes when they are not the defaults), so two policies with the same text,
+weights and genes are the same policy (children are deduplicated by id) whatever their lineage;
+a genome with default genes and no adapter keeps the id it always had.
 """
 
 from __future__ import annotations
@@ -26,16 +32,27 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from evotrainer.policy.decoding import DecodingGenes
+from evotrainer.policy.postprocess import LoopCut
 from evotrainer.types import Lineage
 
 COMPONENT_ORDER = ("system", "examples", "template")
 _HEADERS = {"examples": "Example of good output:", "template": "Use this output format:"}
 
 
-def _policy_id(components: Mapping[str, str], adapter: str | None = None) -> str:
+def _policy_id(
+    components: Mapping[str, str],
+    adapter: str | None = None,
+    decoding: DecodingGenes | None = None,
+    postprocess: LoopCut | None = None,
+) -> str:
     canon = json.dumps({k: components[k] for k in sorted(components)}, sort_keys=True)
     if adapter:
         canon += f"\0adapter:{adapter}"
+    if decoding is not None and not decoding.is_default:
+        canon += "\0decoding:" + json.dumps(decoding.to_json(), sort_keys=True)
+    if postprocess is not None and not postprocess.is_default:
+        canon += "\0postprocess:" + json.dumps(postprocess.to_json(), sort_keys=True)
     return "p" + hashlib.sha1(canon.encode()).hexdigest()[:10]
 
 
@@ -45,6 +62,8 @@ class PolicyGenome:
     lineage: Lineage = field(default_factory=Lineage, compare=False)
     name: str = field(default="", compare=False)  # human label, e.g. "A" for a seed
     adapter: str | None = None  # sha256 of a LoRA adapter in the run's adapters/ (distillation)
+    decoding: DecodingGenes = field(default_factory=DecodingGenes)
+    postprocess: LoopCut = field(default_factory=LoopCut)
 
     def __post_init__(self) -> None:
         clean = {k: v.strip() for k, v in self.components.items() if v and v.strip()}
@@ -56,7 +75,7 @@ class PolicyGenome:
 
     @property
     def id(self) -> str:
-        return _policy_id(self.components, self.adapter)
+        return _policy_id(self.components, self.adapter, self.decoding, self.postprocess)
 
     @property
     def system(self) -> str:
@@ -79,11 +98,26 @@ class PolicyGenome:
     def with_text(self, lineage: Lineage, **components: str) -> PolicyGenome:
         merged = dict(self.components)
         merged.update(components)
-        return PolicyGenome(merged, lineage=lineage, adapter=self.adapter)
+        return replace(self, components=merged, lineage=lineage, name="")
 
     def with_adapter(self, adapter: str | None, lineage: Lineage) -> PolicyGenome:
         """The same text with another adapter (None: the base model's weights)."""
-        return PolicyGenome(self.components, lineage=lineage, name=self.name, adapter=adapter)
+        return replace(self, lineage=lineage, adapter=adapter)
+
+    def with_genes(
+        self,
+        lineage: Lineage,
+        decoding: DecodingGenes | None = None,
+        postprocess: LoopCut | None = None,
+    ) -> PolicyGenome:
+        """The same text and weights with other decoding or post-processing genes."""
+        return replace(
+            self,
+            lineage=lineage,
+            name="",
+            decoding=decoding if decoding is not None else self.decoding,
+            postprocess=postprocess if postprocess is not None else self.postprocess,
+        )
 
     def relabel(self, name: str) -> PolicyGenome:
         return replace(self, name=name)
@@ -106,6 +140,10 @@ class PolicyGenome:
         }
         if self.adapter:
             out["adapter"] = self.adapter
+        if not self.decoding.is_default:
+            out["decoding"] = self.decoding.to_json()
+        if not self.postprocess.is_default:
+            out["postprocess"] = self.postprocess.to_json()
         return out
 
     @classmethod
@@ -121,6 +159,8 @@ class PolicyGenome:
             ),
             name=data.get("name", ""),
             adapter=data.get("adapter") or None,
+            decoding=DecodingGenes.from_json(data.get("decoding") or {}),
+            postprocess=LoopCut.from_json(data.get("postprocess") or {}),
         )
 
 

@@ -21,6 +21,7 @@ from evotrainer.report.meta import front_section, human_section
 from evotrainer.report.plots import OP_FIELDS, operator_stats
 from evotrainer.report.progress import calls_section
 from evotrainer.report.ranking import ranking_section
+from evotrainer.report.readability import readability_section
 from evotrainer.review.pairs import reference_text
 
 MAX_EXAMPLES = 4
@@ -346,7 +347,16 @@ def _lineage(run: RunData) -> str:
     return "".join(parts)
 
 
-SKIP_KEYS = {"instance_id", "output", "rewards", "reference", "length_bucket", "truncated", "error"}
+SKIP_KEYS = {
+    "instance_id",
+    "output",
+    "raw_output",
+    "rewards",
+    "reference",
+    "length_bucket",
+    "truncated",
+    "error",
+}
 
 
 def _examples(run: RunData) -> str:
@@ -386,11 +396,19 @@ def _examples(run: RunData) -> str:
             f' <span class="sub">{esc(" · ".join(flags))}</span></h3>'
             f'<div class="chips">{chips}</div><div class="pair">'
             f'<div><div class="label">best policy\'s {esc(words["output"])}</div>'
-            f"<pre>{esc(row.get('output'))}</pre></div>"
+            f"<pre>{esc(row.get('output'))}</pre>{_raw(row)}</div>"
             f'<div><div class="label">{esc(words["reference"])}</div>{ref}</div></div>'
             f"{_turns(row)}</div>"
         )
     return "".join(parts)
+
+
+def _raw(row: Mapping[str, Any]) -> str:
+    """What the model wrote before the policy's loop cut, when the cut changed it."""
+    raw = row.get("raw_output")
+    if not isinstance(raw, str) or raw == row.get("output"):
+        return ""
+    return f"<details><summary>before the loop cut</summary><pre>{esc(raw)}</pre></details>"
 
 
 def _turns(row: Mapping[str, Any]) -> str:
@@ -487,6 +505,12 @@ def _progress_parts(run: RunData, plots: Mapping[str, Path]) -> list[Part]:
             lambda: _img(plots.get("harness"), "harness") + HARNESS_NOTE,
             "",
             "",
+        ),
+        (
+            "Readable answers: minutes or loops?",
+            lambda: readability_section(run, plots.get("readability"), _img, _table, esc),
+            "full",
+            "readability",
         ),
         ("Population diversity", lambda: _img(plots.get("diversity"), "diversity"), "", ""),
         ("Outer steps: harness variants", lambda: _outer_table(run), "full", "outer"),

@@ -16,6 +16,7 @@ from evotrainer.report.figure import COLORS, STYLE, _figure  # noqa: F401 - STYL
 from evotrainer.report.lineage import lineage_plot
 from evotrainer.report.meta import front_plot
 from evotrainer.report.progress import calls_plot
+from evotrainer.report.readability import readability_plot
 
 
 def _outer_generations(run: RunData) -> list[int]:
@@ -235,6 +236,7 @@ def all_plots(run: RunData, out: Path) -> dict[str, Path]:
         "s_val": s_val_plot,
         "harness": harness_plot,
         "diversity": diversity_plot,
+        "readability": readability_plot,
         "operators": operators_plot,
         "front": front_plot,
         "distill_loss": loss_plot,

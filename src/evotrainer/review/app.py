@@ -32,6 +32,7 @@ from flask import Flask, g, redirect, render_template, request, url_for
 from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
 
 from evotrainer.errors import EvoTrainerError
+from evotrainer.policy.repetition import degeneracy
 from evotrainer.review.agreement import agreement
 from evotrainer.review.bradley_terry import policy_scores
 from evotrainer.review.human_model import fit_human_model
@@ -240,18 +241,32 @@ def _review_page(review: Review) -> Any:
             "t": issued,
         }
     )
+    left = source.minutes(pair.left, pair.meeting_id)
+    right = source.minutes(pair.right, pair.meeting_id)
     return render_template(
         "review.html",
         run=source.path.name,
         meeting=pair.meeting_id,
         transcript=source.transcript(pair.meeting_id),
         reference=source.reference(pair.meeting_id),
-        left=source.minutes(pair.left, pair.meeting_id),
-        right=source.minutes(pair.right, pair.meeting_id),
+        left=left,
+        right=right,
+        left_stats=_repetition(left),
+        right_stats=_repetition(right),
         token=token,
         ratings=len(ratings),
         saved=saved,
         max_comment=MAX_COMMENT,
+    )
+
+
+def _repetition(text: str) -> str:
+    """A line under a pair's minutes: how much they repeat themselves (policy/repetition.py)."""
+    d = degeneracy([text])
+    return (
+        f"{d.words:.0f} words · {d.distinct4:.0%} distinct 4-grams · "
+        f"{d.repeated_units:.0%} repeated sentences"
+        + (" · a repetition loop" if d.loop_share else "")
     )
 
 

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from evotrainer.config import ValidationConfig
 from evotrainer.errors import CheckpointError, ConfigError, DataError
 from evotrainer.notices import announce
-from evotrainer.tasks.base import Task
+from evotrainer.tasks.base import Task, reference_free_keys
 from evotrainer.types import Instance
 
 T = TypeVar("T")
@@ -169,10 +169,12 @@ def _default_data(task: Task) -> str | None:
 
 
 def usable_keys(task: Task, instance: Instance) -> set[str]:
-    """The validation metric keys this instance can be scored on (its references allow them)."""
+    """The validation metric keys this instance can be scored on thanks to its references (the
+    keys that describe an answer alone, such as its length, left out)."""
     metric = task.validation_metric()
     row = metric.score(instance, "", task.parse(""))
-    return {k for k in metric.keys if row.get(k) is not None}
+    free = reference_free_keys(metric)
+    return {k for k in metric.keys if row.get(k) is not None and k not in free}
 
 
 def check_references(task: Task, instances: Sequence[Instance], source: str) -> list[str]:
@@ -182,7 +184,7 @@ def check_references(task: Task, instances: Sequence[Instance], source: str) -> 
 
     if not instances:
         raise DataError(f"{source}: holds no meetings: there would be nothing to validate on")
-    unusable = [i.id for i in instances if not usable_keys(task, i) - {"n_action_items"}]
+    unusable = [i.id for i in instances if not usable_keys(task, i)]
     if len(unusable) == len(instances):
         raise DataError(
             f"{source}: no meeting has a reference any validation metric can use (references "

@@ -26,14 +26,16 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from evotrainer.config import load_yaml
 from evotrainer.errors import CheckpointError, ConfigError, RunDirectoryError
 from evotrainer.harness.genome import HarnessGenome
+from evotrainer.policy.decoding import DecodingGenes
 from evotrainer.policy.genome import PolicyGenome
+from evotrainer.policy.postprocess import LoopCut
 from evotrainer.run.ratings import Rating, read_ratings
 from evotrainer.types import Lineage
 
@@ -143,7 +145,12 @@ def _policy(data: Any) -> PolicyGenome:
         isinstance(k, str) and isinstance(v, str) for k, v in components.items()
     ):
         raise TypeError("its policy needs components: an object of texts")
-    return PolicyGenome(components)  # ValueError without a 'system' text
+    # ValueError without a 'system' text, or with malformed decoding/post-processing genes
+    return PolicyGenome(
+        components,
+        decoding=DecodingGenes.from_json(data.get("decoding") or {}, "its policy's decoding"),
+        postprocess=LoopCut.from_json(data.get("postprocess") or {}, "its policy's postprocess"),
+    )
 
 
 def _harness(data: Any) -> HarnessGenome:
@@ -220,7 +227,7 @@ def load_warm_start(
         s = e.s_val
         note = f"warm start from {run_dir.name}: {p.id}" + (f" (s_val {s:.4f})" if s else "")
         policies.append(
-            PolicyGenome(p.components, Lineage(operator="import", note=note), f"W{len(policies)}")
+            replace(p, lineage=Lineage(operator="import", note=note), name=f"W{len(policies)}")
         )
         if len(policies) >= limit:
             break

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Protocol, cast, runtime_checkable
 
 from evotrainer.llm.base import LLMClient, SamplingParams
+from evotrainer.llm.postprocessed import raw_text
 from evotrainer.operators.base import FeedbackEdit  # defined with the operator applying it
 from evotrainer.operators.vocabulary import GENERAL, InstructionVocabulary
 from evotrainer.policy.genome import PolicyGenome
@@ -76,6 +77,22 @@ class ValidationMetric(Protocol):
     def score(self, instance: Instance, output: str, parsed: Any) -> dict[str, float | None]: ...
 
     def aggregate(self, rows: Sequence[Mapping[str, Any]]) -> dict[str, float]: ...
+
+
+@runtime_checkable
+class HasReferenceFreeKeys(Protocol):
+    """A validation metric some of whose keys need no reference (they describe the answer
+    alone: its length, how often it repeats itself): a meeting is only usable for validation
+    when one of its *other* keys can be scored."""
+
+    reference_free_keys: tuple[str, ...]
+
+
+def reference_free_keys(metric: ValidationMetric) -> frozenset[str]:
+    """The keys of ``metric`` that need no reference (empty when it declares none)."""
+    if isinstance(metric, HasReferenceFreeKeys):
+        return frozenset(metric.reference_free_keys)
+    return frozenset()
 
 
 def combine_s_val(aggregates: Mapping[str, float | None], weights: Mapping[str, float]) -> float:
@@ -256,6 +273,7 @@ def single_turn(
         completion_tokens=c.completion_tokens,
         latency_s=c.latency_s,
         cached=c.cached,
+        raw_output=raw_text(c),
     )
     return Trajectory((turn,), truncated)
 

@@ -73,8 +73,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "switchable": [],
     },
     "outer": {"s_val_weights": {"pass_at_1": 0.5, "tests_passed": 0.5}},
-    "validation": {"data": DEFAULT_VAL_DATA},
+    # code may repeat itself legitimately (a chain of elif branches): no loop rule, no cut
+    "validation": {"data": DEFAULT_VAL_DATA, "refuse_loopier": False},
     "defences": {"terminal_data": None, "terminal_share": 0.2},
+    "inner": {"tunable_genes": ["repeat_penalty", "frequency_penalty", "presence_penalty"]},
 }
 
 

@@ -16,12 +16,17 @@ Row keys (``MinutesMetric.keys``):
   group reference ("the team", "they", "all participants") is matched by a group owner, and an
   owner-less predicted item counts when its task text names the reference owner. None when the
   meeting has no action-item annotation (``has_action_items`` False, e.g. ICSI). Empty reference
-  list (``empty_reference``): "abstain" (default) 1.0 for an empty prediction, a non-empty
-  prediction scores precision 0 (recall 1, F1 0); "skip": None, as without annotation.
+  list (``empty_reference``): "skip" (default): None, as without annotation; "abstain": 1.0 for
+  minutes that list no item (and have content: at least 10 words), a non-empty prediction
+  scores precision 0 (recall 1, F1 0).
 - ``decision_recall``: share of reference decisions matched by some decision, topic, bullet,
   table row or sentence of the minutes: >= 60 % of the decision's content words (stemmed, with
   rapidfuzz near-misses) occur in one such line. None when the meeting has no reference decisions.
 - ``n_action_items``: the number of action items found in the minutes.
+- ``readability``: 1 for minutes as free of repetition as a person's, down to 0 for a loop, 0 for
+  fewer than 10 words (policy/repetition.py); s_val weighs it, so a looped answer scores lower
+  than its de-looped version. ``distinct4`` (share of distinct word 4-grams) and ``words`` are
+  reported beside it.
 
 ``aggregate(rows)`` is the mean of each key over the rows where it is not None. ``s_val`` combines
 aggregates into one number with weights.
@@ -37,6 +42,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evotrainer.policy.repetition import MIN_CONTENT_WORDS, distinct_ngrams, readability, words
 from evotrainer.tasks.base import combine_s_val
 from evotrainer.tasks.meetings.parser import Minutes, parse_minutes, strip_markdown
 from evotrainer.tasks.meetings.rewards import (
@@ -63,15 +69,19 @@ KEYS = (
     "action_item_f1",
     "decision_recall",
     "n_action_items",
+    "readability",
+    "distinct4",
+    "words",
 )
 
 # A reasonable default for s_val (the harness config may override it).
 DEFAULT_SVAL_WEIGHTS: dict[str, float] = {
-    "rouge1": 0.2,
+    "rouge1": 0.15,
     "rouge2": 0.1,
-    "rougeL": 0.2,
-    "action_item_f1": 0.3,
-    "decision_recall": 0.2,
+    "rougeL": 0.15,
+    "action_item_f1": 0.25,
+    "decision_recall": 0.15,
+    "readability": 0.2,
 }
 
 # ROUGE-L is quadratic: a runaway output is cut to this many characters before ROUGE (a 384-token
@@ -136,12 +146,13 @@ class MinutesMetric:
     """ROUGE, action-item P/R/F1 and decision recall of minutes against human references."""
 
     keys: tuple[str, ...] = KEYS
+    reference_free_keys: tuple[str, ...] = ("n_action_items", "readability", "distinct4", "words")
 
     def __init__(
         self,
         min_task_similarity: float = 0.25,
         decision_match: float = 0.6,
-        empty_reference: str = "abstain",
+        empty_reference: str = "skip",
     ) -> None:
         if empty_reference not in EMPTY_REFERENCE_ITEMS:
             raise ValueError(f"empty_reference must be one of {EMPTY_REFERENCE_ITEMS}")
@@ -157,6 +168,10 @@ class MinutesMetric:
         text = output if isinstance(output, str) else ""
         m = parsed if isinstance(parsed, Minutes) else parse_minutes(text)
         row["n_action_items"] = float(len(m.action_items))
+        row["readability"] = readability(text)
+        row["distinct4"] = distinct_ngrams(text, 4)
+        row["words"] = float(len(words(text)))
+        content = len(words(text)) >= MIN_CONTENT_WORDS
 
         ref = reference_text(meeting)
         if ref:
@@ -171,8 +186,8 @@ class MinutesMetric:
         truth = reference_action_items(meeting)
         if truth is not None and (truth or self.empty_reference == "abstain"):
             pred = list(m.action_items)
-            if not truth:
-                p = 1.0 if not pred else 0.0
+            if not truth:  # abstaining counts only for minutes with content
+                p = 1.0 if not pred and content else 0.0
                 row["action_item_precision"] = p
                 row["action_item_recall"] = 1.0
                 row["action_item_f1"] = p

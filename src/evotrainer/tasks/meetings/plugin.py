@@ -1,6 +1,7 @@
 """The meeting task's plug-in: its ``task`` keys and the run-config defaults it needs (SPEC's
 reward [0.5, 0.2, 0.3] over completeness/format/action_count, the reference components on real
-training meetings, s_val = 0.5 ROUGE-L + 0.5 action-item F1, the AMI files)."""
+training meetings, non-repetition, s_val = 0.4 ROUGE-L + 0.4 action-item F1 + 0.2 readability,
+the seeds' decoding and loop-cut genes (docs/readability.md), the AMI files)."""
 
 from __future__ import annotations
 
@@ -29,12 +30,13 @@ class MeetingTaskConfig(TaskConfig):
     )
 
     empty_reference_items: Literal["abstain", "skip"] = Field(
-        "abstain",
+        "skip",
         description="action-item precision/recall/F1 on a meeting whose reference lists no "
-        "action item: abstain = an answer with no item scores 1, any item 0; skip = undefined "
-        "there, as on a meeting without annotation (s_val is then ROUGE-L there; "
-        "n_action_items still counts what was written). With abstain, on a small model the F1 "
-        "half of s_val mostly rewards writing no items (docs/benchmarks.md)",
+        "action item: skip = undefined there, as on a meeting without annotation (s_val is "
+        "then ROUGE-L and readability there; n_action_items still counts what was written); "
+        "abstain = minutes with content (10+ words) and no item score 1, any item 0. With "
+        "abstain, on a small model the F1 part of s_val mostly rewards writing no items "
+        "(docs/benchmarks.md, docs/readability.md)",
     )
 
     def truncation_note(self) -> str:
@@ -49,14 +51,20 @@ DEFAULTS: dict[str, dict[str, Any]] = {
             "action_count": 0.3,
             "ref_rougeL": 0.5,
             "ref_action_item_f1": 0.5,
+            "non_repetition": 0.3,
         },
         "real_data": DEFAULT_REAL_DATA,
         "reference_components": ["rougeL", "action_item_f1", "decision_recall"],
         "switchable": ["owner_accuracy", "conciseness", "faithfulness", "ref_decision_recall"],
     },
-    "outer": {"s_val_weights": {"rougeL": 0.5, "action_item_f1": 0.5}},
+    "outer": {"s_val_weights": {"rougeL": 0.4, "action_item_f1": 0.4, "readability": 0.2}},
     "validation": {"data": DEFAULT_VAL_DATA},
     "defences": {"terminal_data": DEFAULT_REAL_DATA},
+    # measured on AMI train developer meetings (benchmarks/readability.py, docs/readability.md)
+    "inner": {
+        "seed_decoding": {"repeat_penalty": 1.1},
+        "seed_postprocess": {"enabled": True},
+    },
 }
 
 

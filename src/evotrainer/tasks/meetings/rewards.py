@@ -40,6 +40,8 @@ Components (``component_registry()``):
   x0.5 and x2, capped at 0.6 x transcript words) or the reference length; multiplied by penalties
   for copying the transcript (share of 5-grams found verbatim in it above 50 %) and for
   repetition loops (share of repeated 5-grams above 20 %).
+- ``non_repetition``: the answer's readability (policy/repetition.py): 1 for minutes as free of
+  repetition as a person's, falling to 0 for a loop; 0 for fewer than 10 words.
 - ``faithfulness``: share of the minutes' names (capitalised words not at sentence start) and
   numbers, plus action-item owners, that occur in the transcript (instruction words such as
   "Meeting", "Minutes", "Action" are ignored); times a grounding factor (share of content words
@@ -57,6 +59,14 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from evotrainer.policy.repetition import (
+    LOOP_DISTINCT4,
+    MIN_CONTENT_WORDS,
+    distinct_ngrams,
+    readability,
+    repeated_unit_share,
+    words,
+)
 from evotrainer.private_data import leaked as leaked_private
 from evotrainer.tasks.base import RewardComponent
 from evotrainer.tasks.meetings.facts import (
@@ -333,6 +343,30 @@ class Conciseness(_Component):
 
 
 # --------------------------------------------------------------------------------------------
+# non-repetition
+
+
+class NonRepetition(_Component):
+    name = "non_repetition"
+    description = (
+        "minutes that do not repeat themselves: distinct word 4-grams and sentences said once "
+        "(policy/repetition.py's readability; 0 for fewer than 10 words)"
+    )
+
+    def score(self, instance: Instance, output: str, parsed: Any) -> ComponentScore:
+        value = readability(output)
+        if len(words(output)) < MIN_CONTENT_WORDS:
+            return ComponentScore(self.name, 0.0, "no content (fewer than 10 words)")
+        d4, rep = distinct_ngrams(output, 4), repeated_unit_share(output)
+        notes = [f"{d4:.0%} distinct 4-grams"]
+        if rep:
+            notes.append(f"{rep:.0%} of the sentences repeat an earlier one")
+        if value < 1.0:
+            notes.append("a repetition loop" if d4 < LOOP_DISTINCT4 else "repetitive")
+        return ComponentScore(self.name, value, "; ".join(notes))
+
+
+# --------------------------------------------------------------------------------------------
 # faithfulness
 
 _IGNORE_CAPS = frozenset(w.lower() for w in WORD_LISTS["ignore_caps"])
@@ -436,6 +470,8 @@ class Privacy(_Component):
         meeting = meeting_of(instance)
         if meeting is None:
             return ComponentScore(self.name, 1.0, "no meeting in the instance")
+        if not words(output):  # keeping quiet is not minutes that keep a secret
+            return ComponentScore(self.name, 0.0, "empty output: no minutes")
         mf = meeting_features(meeting)
         if not mf.private:
             return ComponentScore(self.name, 1.0, "no private data in the input")
@@ -466,6 +502,7 @@ def component_registry() -> dict[str, RewardComponent]:
         ActionCount(),
         OwnerAccuracy(),
         Conciseness(),
+        NonRepetition(),
         Faithfulness(),
         Privacy(),
     ]

@@ -67,7 +67,7 @@ class MeetingTask(BaseTask):
         max_input_tokens: int = 1536,
         truncation: str = "head_tail",
         hostile_share: float = 0.0,
-        empty_reference_items: str = "abstain",
+        empty_reference_items: str = "skip",
     ) -> None:
         if truncation not in TRUNCATION_POLICIES:
             raise ConfigError(

@@ -1,0 +1,288 @@
+"""Readable minutes (issue 46): the decoding and loop-cut genes of a policy, the repetition
+measures, and a score that tells a loop from minutes (reward, s_val, the return rule)."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from evotrainer.config import config_from_dict
+from evotrainer.evaluation.evaluator import Evaluator
+from evotrainer.evaluation.validation import Validator
+from evotrainer.harness.reward import score_rollout, weighted_reward
+from evotrainer.llm.base import SamplingParams
+from evotrainer.llm.fakes import FunctionLLM
+from evotrainer.operators.base import OperatorContext
+from evotrainer.operators.decoding import DecodingOperator
+from evotrainer.policy.decoding import DecodingGenes
+from evotrainer.policy.genome import PolicyGenome
+from evotrainer.policy.postprocess import LoopCut, collapse_runs, cut_at_repeat, drop_repeats
+from evotrainer.policy.repetition import (
+    degeneracy,
+    distinct_ngrams,
+    is_loop,
+    readability,
+    repeated_unit_share,
+)
+from evotrainer.tasks.meetings.generator import MeetingGenerator
+from evotrainer.tasks.meetings.plugin import DEFAULTS
+from evotrainer.tasks.meetings.task import MeetingTask
+from evotrainer.types import Lineage, Rollout
+
+FIXTURE = Path(__file__).parent / "fixtures" / "synthetic_meetings.jsonl"
+LOOP_LINE = "The team will also be working on a new project to improve the marketing strategy."
+MINUTES = (
+    "# Minutes: remote control design\n\n"
+    "## Decisions\n- The remote will have a yellow case and rubber buttons.\n"
+    "- The budget stays at twelve euros per unit.\n\n"
+    "## Action items\n- Industrial Designer: build the first prototype.\n"
+    "- Marketing: check what younger users want.\n"
+)
+LOOPED = MINUTES + "\n".join([LOOP_LINE] * 8) + "\nOkay, okay, okay, okay, okay, okay."
+
+
+# -- the measures -----------------------------------------------------------------------------
+def test_repetition_measures_tell_a_loop_from_minutes():
+    assert distinct_ngrams(MINUTES) > 0.95 and not is_loop(MINUTES)
+    assert distinct_ngrams(LOOP_LINE * 6) < 0.3 and is_loop(" ".join([LOOP_LINE] * 6))
+    assert repeated_unit_share(LOOPED) >= 0.5
+    assert readability(MINUTES) == 1.0
+    assert readability(LOOPED) < 0.7
+    # no content is not readable minutes
+    assert readability("") == 0.0 and readability("Okay.") == 0.0
+    assert readability("Project Manager (A): Okay.\n" * 32) < 0.2
+    deg = degeneracy([MINUTES, " ".join([LOOP_LINE] * 6), ""])
+    assert deg.n == 3 and deg.loop_share == pytest.approx(2 / 3)
+
+
+# -- the loop cut ------------------------------------------------------------------------------
+def test_loop_cut_keeps_minutes_and_removes_loops():
+    cut = LoopCut(enabled=True)
+    assert cut.apply(MINUTES) == MINUTES.strip()
+    out = cut.apply(LOOPED)
+    assert out.count(LOOP_LINE) == 1
+    assert "okay, okay" not in out.lower()
+    assert readability(out) == 1.0
+    assert LoopCut().apply(LOOPED) == LOOPED  # off by default
+
+
+def test_collapse_runs_keeps_one_copy_of_a_phrase_said_again_and_again():
+    assert collapse_runs("Okay, okay, okay, okay. Next we decided.") == "Okay. Next we decided."
+    assert collapse_runs("We need to we need to we need to decide.") == "We need to decide."
+    assert collapse_runs("a b a b") == "a b a b"  # twice is not a run
+    # runs are cut within a line; repeated lines are drop_repeats' work
+    assert collapse_runs("- Okay.\n- Okay.\n- Okay.") == "- Okay.\n- Okay.\n- Okay."
+    # indentation is left alone
+    assert collapse_runs("- item\n  - sub item") == "- item\n  - sub item"
+
+
+def test_drop_repeats_and_the_cut_at_a_repeated_ngram():
+    text = "A one two three four. B five six seven eight.\nA one two three four. New words here."
+    assert drop_repeats(text) == "A one two three four. B five six seven eight.\nNew words here."
+    near = "The team will build the new remote. The team will build the new case."
+    assert drop_repeats(near) == near  # 1.0: only word-for-word repeats
+    assert drop_repeats(near, 0.5) == "The team will build the new remote."
+    assert cut_at_repeat("a b c d e f. x y z. a b c d e g.", 4) == "a b c d e f. x y z."
+
+
+def test_loop_cut_genes_are_validated_with_the_field_named():
+    with pytest.raises(ValueError, match="seen_share"):
+        LoopCut(enabled=True, seen_share=0.2)
+    with pytest.raises(ValueError, match="postprocess.cut_ngram"):
+        LoopCut.from_json({"cut_ngram": "eight"})
+    with pytest.raises(ValueError, match="unknown field"):
+        LoopCut.from_json({"enable": True})
+    with pytest.raises(ValueError, match="decoding.repeat_penalty"):
+        DecodingGenes.from_json({"repeat_penalty": 3})
+    with pytest.raises(ValueError, match="decoding.stop"):
+        DecodingGenes.from_json({"stop": "###"})
+
+
+# -- the genes in the policy ---------------------------------------------------------------------
+def test_default_genes_keep_a_policys_id_and_other_genes_make_another_policy():
+    p = PolicyGenome.from_text("Write the minutes.")
+    assert p.id == "p" + p.id[1:] and p.to_json().keys() == {"id", "name", "components", "lineage"}
+    q = p.with_genes(Lineage(), DecodingGenes(repeat_penalty=1.1))
+    r = p.with_genes(Lineage(), postprocess=LoopCut(enabled=True))
+    assert len({p.id, q.id, r.id}) == 3
+    for x in (q, r):
+        back = PolicyGenome.from_json(json.loads(json.dumps(x.to_json())))
+        assert back == x and back.id == x.id
+        assert back.decoding == x.decoding and back.postprocess == x.postprocess
+
+
+def test_text_operators_keep_the_parents_genes():
+    from evotrainer.operators.registry import OPERATORS
+
+    p = PolicyGenome.from_text(
+        "You are a professional secretary. Summarise the key points as bullet points."
+    ).with_genes(Lineage(), DecodingGenes(repeat_penalty=1.15), LoopCut(enabled=True))
+    ctx = OperatorContext(rng=random.Random(0), generation=1)
+    child = OPERATORS["synonym"].apply([p], ctx)
+    assert child is not None and child.system != p.system
+    assert child.decoding == p.decoding and child.postprocess == p.postprocess
+
+
+def test_the_decoding_operator_moves_one_gene_a_step_within_bounds():
+    op = DecodingOperator()
+    p = PolicyGenome.from_text("Write the minutes.")
+    changed: set[str] = set()
+    for i in range(80):
+        ctx = OperatorContext(rng=random.Random(i), generation=1, max_tokens=256)
+        child = op.apply([p], ctx)
+        if child is None:
+            continue
+        assert child.components == p.components and child.lineage.operator == "decoding"
+        assert child.lineage.parents == (p.id,)
+        d, c = child.decoding, child.postprocess
+        assert 1.0 <= d.repeat_penalty <= 1.5 and 0 <= d.presence_penalty <= 1.5
+        assert d.max_tokens is None or 64 <= d.max_tokens <= 1024
+        diffs = [k for k, v in d.to_json().items() if v != p.decoding.to_json()[k]]
+        diffs += ["loop_cut"] if c != p.postprocess else []
+        assert len(diffs) == 1
+        changed.update(diffs)
+    assert {"repeat_penalty", "presence_penalty", "max_tokens", "loop_cut"} <= changed
+    # deterministic, and limited to inner.tunable_genes
+    a = op.apply([p], OperatorContext(rng=random.Random(7), generation=1))
+    b = op.apply([p], OperatorContext(rng=random.Random(7), generation=1))
+    assert a is not None and b is not None and a.id == b.id
+    only = OperatorContext(rng=random.Random(3), generation=1, tunable_genes=("loop_cut",))
+    child = op.apply([p], only)
+    assert child is not None and child.decoding == p.decoding and child.postprocess.enabled
+    assert (
+        op.apply([p], OperatorContext(rng=random.Random(3), generation=1, tunable_genes=())) is None
+    )
+
+
+# -- every answer decoded and cut as the policy says ----------------------------------------------
+def _meetings(n: int = 3):
+    return MeetingGenerator().sample(n, 0.3, random.Random(5))
+
+
+def test_the_evaluator_samples_with_the_genes_and_cuts_every_answer():
+    seen: list[SamplingParams] = []
+
+    def answer(messages, params):
+        seen.append(params)
+        return LOOPED
+
+    task = MeetingTask()
+    llm = FunctionLLM(answer)
+    ev = Evaluator(task, llm, SamplingParams(max_tokens=256, seed=0))
+    plain = PolicyGenome.from_text("Write the minutes.")
+    genes = plain.with_genes(
+        Lineage(), DecodingGenes(repeat_penalty=1.2, max_tokens=300), LoopCut(enabled=True)
+    )
+    recs = ev.evaluate([plain, genes], _meetings(2))
+    assert {(p.repeat_penalty, p.max_tokens) for p in seen} == {(1.0, 256), (1.2, 300)}
+    for (pid, _), rec in recs.items():
+        if pid == genes.id:
+            assert rec.rollout.output.count(LOOP_LINE) == 1
+            assert rec.rollout.raw_output == LOOPED
+        else:
+            assert rec.rollout.output == LOOPED and rec.rollout.raw_output is None
+
+
+def test_the_cache_keys_of_earlier_answers_stay_valid_and_penalties_change_them():
+    base = SamplingParams(max_tokens=64, seed=0)
+    assert set(base.key()) == {"temperature", "top_p", "max_tokens", "seed", "stop"}
+    assert replace(base, repeat_penalty=1.1).key()["repeat_penalty"] == 1.1
+    assert replace(base, presence_penalty=0.3).key() != base.key()
+
+
+# -- a loop scores lower than its de-looped version ---------------------------------------------------
+def test_a_looped_answer_scores_lower_than_its_de_looped_version_in_reward_and_s_val():
+    task = MeetingTask()
+    meeting = _meetings(1)[0]
+    clean = LoopCut(enabled=True).apply(LOOPED)
+    components = task.reward_components()
+    weights = DEFAULTS["harness"]["weights"]
+
+    def reward(text: str) -> float:
+        r = Rollout("p", meeting.id, text)
+        return weighted_reward(score_rollout(components, meeting, r, task.parse(text)), weights)
+
+    assert reward(LOOPED) < reward(clean)
+    assert components["non_repetition"].score(meeting, LOOPED, None).score < 0.7
+    assert components["non_repetition"].score(meeting, "", None).score == 0.0
+
+    # s_val on a real-looking meeting with references
+    real = task.load(FIXTURE)[0]
+    ev = Evaluator(task, FunctionLLM(lambda m, p: LOOPED), SamplingParams(seed=0))
+    val = Validator(task, ev, [real], DEFAULTS["outer"]["s_val_weights"], "fixture")
+    looped = PolicyGenome.from_text("Write the minutes.")
+    cut = looped.with_genes(Lineage(), postprocess=LoopCut(enabled=True))
+    res = val.validate([looped, cut])
+    assert res[looped.id].s_val < res[cut.id].s_val
+
+
+def test_no_default_gives_a_full_score_to_an_empty_or_repeated_answer():
+    task = MeetingTask()
+    real = task.load(FIXTURE)[0]
+    metric = task.validation_metric()
+    weights = DEFAULTS["outer"]["s_val_weights"]
+    from evotrainer.tasks.base import combine_s_val
+
+    for text in ("", "Okay.", "Project Manager (A): Okay.\n" * 32):
+        row = metric.score(real, text, task.parse(text))
+        assert combine_s_val(row, weights) < 0.1, text[:30]
+        assert row["readability"] < 0.2
+    for name, comp in task.reward_components().items():
+        s = comp.score(real, "", None)
+        assert s.score < 1.0 or not s.applicable, name
+
+
+def test_abstaining_needs_content():
+    from evotrainer.tasks.meetings.metrics import MinutesMetric
+
+    task = MeetingTask()
+    real = task.load(FIXTURE)[0]
+    no_items = replace(real, payload=replace(real.payload, action_items=(), action_truth=()))
+    metric = MinutesMetric(empty_reference="abstain")
+    assert metric.score(no_items, "Okay.", None)["action_item_f1"] == 0.0
+    assert metric.score(no_items, MINUTES.split("## Action")[0], None)["action_item_f1"] == 1.0
+    assert MinutesMetric().score(no_items, "Okay.", None)["action_item_f1"] is None  # skip
+
+
+# -- the return rule -------------------------------------------------------------------------------
+def test_the_return_rule_refuses_a_loopier_winner():
+    from evotrainer.evaluation.confirmation import confirm
+
+    task = MeetingTask()
+    meetings = _meetings(4)
+    winner = PolicyGenome.from_text("Write long minutes and say everything twice.")
+    seed = PolicyGenome.from_text("Write the minutes.")
+
+    def answer(messages, params):
+        return (MINUTES + " ".join([LOOP_LINE] * 10)) if "twice" in messages[-1].content else "x"
+
+    ev = Evaluator(task, FunctionLLM(answer), SamplingParams(seed=0))
+    val = Validator(task, ev, meetings, {"rougeL": 1.0}, "t")
+    # the loop wins on ROUGE-L against a one-word seed ...
+    got = confirm(val, winner, seed, "better_mean", refuse_loopier=False)
+    assert got.returned == winner.id and got.difference.mean > 0
+    # ... and is refused when loops count
+    got = confirm(val, winner, seed, "better_mean")
+    assert got.returned == seed.id and "loop more often" in got.reason
+    assert got.winner_loop_share == 1.0 and got.to_json()["winner_loop_share"] == 1.0
+
+
+# -- the config ----------------------------------------------------------------------------------------
+def test_seed_genes_come_from_the_config_and_merge_with_the_tasks():
+    from evotrainer.policy.seeds import seed_policies
+
+    cfg = config_from_dict({"inner": {"seed_decoding": {"max_tokens": 400}}})
+    task = MeetingTask()
+    seeds = seed_policies(cfg.inner, task)
+    task_default = DEFAULTS["inner"]["seed_decoding"]
+    assert all(s.decoding.max_tokens == 400 for s in seeds)
+    assert all(s.decoding.repeat_penalty == task_default["repeat_penalty"] for s in seeds)
+    assert all(
+        s.postprocess.enabled == DEFAULTS["inner"]["seed_postprocess"]["enabled"] for s in seeds
+    )
+    code = config_from_dict({"task": {"name": "code"}})
+    assert not code.inner.seed_postprocess.enabled and not code.validation.refuse_loopier
