@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evotrainer.errors import BudgetExceeded, LLMError
 from evotrainer.evaluation.validation import combine_s_val
 from evotrainer.llm.base import SamplingParams
 from evotrainer.llm.spec import LLMStack
+from evotrainer.policy.decoding import DecodingGenes
+from evotrainer.policy.postprocess import LoopCut
 from evotrainer.tasks.meetings.metrics import MinutesMetric, reference_text
 from evotrainer.tasks.meetings.task import MeetingTask
 from evotrainer.types import Instance, Message
@@ -48,13 +50,17 @@ class Scored:
 
 @dataclass
 class Scorer:
-    """One instruction on one meeting: render, call, score (per-meeting s_val)."""
+    """One instruction on one meeting: render, call, score (per-meeting s_val). Every answer
+    is decoded with ``decoding`` and cut with ``cut``: the profile's seed genes, the same for
+    every method (issue 46)."""
 
     task: MeetingTask
     stack: LLMStack
     sampling: SamplingParams
     weights: Mapping[str, float]
     metric: MinutesMetric | None = None  # default: the task's (its empty-reference rule)
+    decoding: DecodingGenes = field(default_factory=DecodingGenes)
+    cut: LoopCut = field(default_factory=LoopCut)
 
     def __post_init__(self) -> None:
         if self.metric is None:
@@ -70,13 +76,15 @@ class Scorer:
 
     def run(self, instruction: str, inst: Instance) -> Scored:
         try:
-            c = self.stack.client.complete(self.messages(instruction, inst), self.sampling)
+            params = replace(self.sampling, **self.decoding.overrides())
+            c = self.stack.client.complete(self.messages(instruction, inst), params)
         except BudgetExceeded:
             raise
         except LLMError as exc:
             return Scored("", 0.0, {}, error=f"{type(exc).__name__}: {exc}")
-        s, row = self.score_output(inst, c.text)
-        return Scored(c.text, s, row)
+        text = self.cut.apply(c.text)
+        s, row = self.score_output(inst, text)
+        return Scored(text, s, row)
 
     def run_many(self, pairs: Sequence[tuple[str, Instance]]) -> list[Scored]:
         """Instance-major order (all instructions on one meeting back to back) so the backend

@@ -46,9 +46,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks import answers, stats
 from benchmarks import common as C
 from benchmarks import quality as Q
-from benchmarks import stats
 from benchmarks.distill import run_weights
 from evotrainer.config import CacheConfig
 from evotrainer.evaluation.evaluator import Evaluator
@@ -754,6 +754,9 @@ def test_evaluate(bench: Q.Bench, results: Path, work: Path, args: argparse.Name
                     "error": row.get("error"),
                     "truncated": row.get("truncated"),
                     "output": row.get("output"),
+                    answers.DEDUP_KEY: None
+                    if row.get("error")
+                    else answers.rouge_l_dedup(bench.task, inst, str(row.get("output") or "")),
                 }
             dirty = True
         if dirty and (k % max(1, args.log_every) == 0 or k == len(meetings)):
@@ -961,6 +964,7 @@ def aggregate(results: Path) -> dict[str, Any]:
             t["items_where_reference_lists_none"] = items_where_reference_lists_none(
                 scores, meetings, pids
             )
+            t["answers"] = answers.columns(scores, meetings, pids)  # minutes or loops?
             rec["test"][name] = t
         doc["methods"][row] = rec
     doc["comparisons"] = compare_methods(runs, scores, sets)
@@ -1290,6 +1294,7 @@ def table(doc: dict[str, Any]) -> str:
                 f"| {stats.fmt_ci(t.get('diff_rougeL'))} |"
                 + (f" {_items(t.get('items_where_reference_lists_none'))} |" if empty else "")
             )
+    out += _answers_table(rows, test_sets)
     per_seed = [
         (row, rec)
         for row, rec in rows
@@ -1358,6 +1363,32 @@ def table(doc: dict[str, Any]) -> str:
         for c, conf in doc["confirmation"].items():
             out.append(_confirmation_row(c, conf))
     return "\n".join(out)
+
+
+def _answers_table(rows: list[tuple[str, dict[str, Any]]], test_sets: list[str]) -> list[str]:
+    """Per method, on the pooled test set (or the only one): what its answers are (issue 46):
+    distinct word 4-grams, loop share, words, ROUGE-L and ROUGE-L with repeats dropped."""
+    name = ALL if ALL in test_sets else (test_sets[0] if test_sets else None)
+    have = [(row, rec["test"][name]) for row, rec in rows if name in rec["test"]] if name else []
+    have = [(row, t) for row, t in have if t.get("answers") and t["answers"]["n"]]
+    if not have:
+        return []
+    out = [
+        "",
+        f"Answers on test set {name} (every seed's returned policy on every meeting): mean "
+        "share of distinct word 4-grams (human minutes 0.99), loop share (answers under 0.5), "
+        "mean words, ROUGE-L, and ROUGE-L with repeated sentences dropped",
+        "",
+        "| method | distinct-4 | loop share | words | ROUGE-L | ROUGE-L dedup |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row, t in have:
+        a = t["answers"]
+        out.append(
+            f"| {row} | {a['distinct4']:.2f} | {a['loop_share']:.0%} | {a['words']:.0f} "
+            f"| {_f(t['rougeL']['mean'])} | {_f(a.get(answers.DEDUP_KEY))} |"
+        )
+    return out
 
 
 def _issue(doc: dict[str, Any]) -> str:

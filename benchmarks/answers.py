@@ -1,0 +1,146 @@
+"""Read the answers behind a quality table (issue 46): for every method, over its seeds'
+returned policies and the test meetings, the mean share of distinct word 4-grams (human minutes
+0.99), the loop share (answers under 0.5), the mean words per answer, and ROUGE-L on the answer
+with its repeated sentences dropped (``rougeL_dedup``: what the loop costs in ROUGE-L), plus a
+few answers word for word.
+
+The distinct-4 and loop columns come from the answers stored in ``test/scores.json``; the
+de-duplicated ROUGE-L needs the meetings' references, so ``backfill`` scores it once from the
+test data files named in ``settings.json`` and stores it beside each answer (the test
+evaluation of a new run stores it as it goes).
+
+    python benchmarks/answers.py benchmarks/results/quality-long          # backfill + table
+    python benchmarks/answers.py benchmarks/results/quality-long --examples 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks import common as C  # noqa: E402
+from evotrainer.policy.postprocess import drop_repeats  # noqa: E402
+from evotrainer.policy.repetition import degeneracy  # noqa: E402
+from evotrainer.tasks.meetings.task import MeetingTask  # noqa: E402
+from evotrainer.types import Instance  # noqa: E402
+
+DEDUP_KEY = "rougeL_dedup"
+
+
+def rouge_l_dedup(task: MeetingTask, inst: Instance, output: str) -> float | None:
+    """ROUGE-L of ``output`` with its repeated sentences and lines dropped."""
+    text = drop_repeats(output or "")
+    return task.validation_metric().score(inst, text, task.parse(text)).get("rougeL")
+
+
+def columns(scores: dict, meetings: Sequence[tuple[str, str]], pids: Sequence[str]) -> dict:
+    """The answer columns of the policies ``pids`` over ``meetings`` (set name, meeting id)."""
+    rows = [scores.get(name, {}).get(mid, {}).get(pid) for pid in pids for name, mid in meetings]
+    rows = [r for r in rows if isinstance(r, dict)]
+    deg = degeneracy("" if r.get("error") else str(r.get("output") or "") for r in rows)
+    dedup = [float(r[DEDUP_KEY]) for r in rows if r.get(DEDUP_KEY) is not None]
+    return {
+        **deg.to_json(),
+        DEDUP_KEY: sum(dedup) / len(dedup) if dedup else None,
+        "n_dedup": len(dedup),
+    }
+
+
+def backfill(results: Path) -> int:
+    """Store ``rougeL_dedup`` beside every stored test answer that lacks it; returns how many
+    were scored."""
+    settings = json.loads((results / "settings.json").read_text())
+    path = results / "test" / "scores.json"
+    if not path.is_file():
+        return 0
+    scores = json.loads(path.read_text())
+    task = MeetingTask(max_input_tokens=10**6)
+    done = 0
+    for name, info in settings["compared"]["data"]["test"].items():
+        src = C.resolve(info["source"])
+        if src is None or not src.is_file():
+            C.log(f"{info['source']} not found: {name} keeps no {DEDUP_KEY}")
+            continue
+        meetings = {i.id: i for i in task.load(src)}
+        for mid, by_pid in scores.get(name, {}).items():
+            inst = meetings.get(mid)
+            for row in by_pid.values():
+                if inst is None or DEDUP_KEY in row:
+                    continue
+                row[DEDUP_KEY] = (
+                    None
+                    if row.get("error")
+                    else rouge_l_dedup(task, inst, str(row.get("output") or ""))
+                )
+                done += 1
+    if done:
+        C.write_json(path, scores)
+    return done
+
+
+def table(summary: dict[str, Any], pooled: str = "all") -> str:
+    """Markdown: per method, Δ s_val beside the answer columns, on the pooled test set."""
+    lines = [
+        "| method | Δ s_val [95% CI] | distinct-4 | loop share | words | ROUGE-L | ROUGE-L dedup |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    from benchmarks import stats
+
+    for row, rec in summary["methods"].items():
+        tests = rec.get("test") or {}
+        t = tests.get(pooled) or next(iter(tests.values()), None)
+        a = (t or {}).get("answers")
+        if not t or not a:
+            continue
+        dedup = a.get(DEDUP_KEY)
+        lines.append(
+            f"| {row} | {stats.fmt_ci(t.get('diff_s_val'))} | {a['distinct4']:.2f} | "
+            f"{a['loop_share']:.0%} | {a['words']:.0f} | {t['rougeL']['mean']:.3f} | "
+            + ("-" if dedup is None else f"{dedup:.3f}")
+            + " |"
+        )
+    return "\n".join(lines)
+
+
+def examples(results: Path, row: str, n: int) -> list[str]:
+    """``n`` test answers of ``row``'s first returned policy, word for word."""
+    summary = json.loads((results / "summary.json").read_text())
+    runs = (summary["methods"].get(row) or {}).get("runs") or []
+    scores = json.loads((results / "test" / "scores.json").read_text())
+    if not runs:
+        return []
+    pid = runs[0]["policy"]
+    out = []
+    for name, by_mid in scores.items():
+        for mid, by_pid in by_mid.items():
+            if pid in by_pid and len(out) < n:
+                out.append(f"{name}/{mid}: {by_pid[pid].get('output')!r}")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("results", type=Path)
+    ap.add_argument("--examples", type=int, default=0, help="answers shown per method")
+    args = ap.parse_args(argv)
+    from benchmarks import standard
+
+    n = backfill(args.results)
+    C.log(f"{n} answers given their {DEDUP_KEY}")
+    summary = standard.aggregate(args.results)
+    C.write_json(args.results / "summary.json", summary)
+    print(table(summary))
+    for row in summary["methods"] if args.examples else ():
+        for line in examples(args.results, row, args.examples):
+            print(f"- {row} {line[:700]}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
