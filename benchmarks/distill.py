@@ -137,12 +137,11 @@ def run_weights(bench: Any, seed: int, method: str) -> Any:
     from evotrainer.evaluation.runner import SerialRunner
     from evotrainer.evaluation.validation import Validator
     from evotrainer.llm.spec import build_stack
-    from evotrainer.tasks.meetings.seeds import seed_policies
 
     t0 = time.perf_counter()
     stack = bench.stack(method, seed, max_calls="budget")
     validator = bench.validator(stack, seed)
-    seeds = seed_policies()
+    seeds = bench.seeds()  # with the profile's decoding and loop-cut genes
     res = validator.validate(seeds)
     best = max(seeds, key=lambda p: (res[p.id].s_val, -ord(p.name)))
     render = lambda p, i: bench.task.render(p.render(), i)[0]  # noqa: E731

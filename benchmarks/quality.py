@@ -50,7 +50,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,7 @@ from evotrainer.config import (  # noqa: E402
     RunConfig,
     ValidationConfig,
     apply_override,
+    config_from_dict,
 )
 from evotrainer.errors import BudgetExceeded  # noqa: E402
 from evotrainer.evaluation.evaluator import Evaluator  # noqa: E402
@@ -77,7 +78,10 @@ from evotrainer.llm.spec import build_stack  # noqa: E402
 from evotrainer.operators.base import OperatorContext  # noqa: E402
 from evotrainer.operators.registry import choose_operator, default_operator_weights  # noqa: E402
 from evotrainer.operators.repair import repair_child  # noqa: E402
+from evotrainer.policy.decoding import DecodingGenes  # noqa: E402
 from evotrainer.policy.genome import PolicyGenome  # noqa: E402
+from evotrainer.policy.postprocess import LoopCut  # noqa: E402
+from evotrainer.policy.seeds import seed_genes  # noqa: E402
 from evotrainer.tasks.meetings.seeds import seed_policies  # noqa: E402
 from evotrainer.tasks.meetings.task import MeetingTask  # noqa: E402
 from evotrainer.types import Instance  # noqa: E402
@@ -221,6 +225,24 @@ PROFILES["distill"] = {
     # and after generation 3 (the first protocol) no seed-0 cell had calls left to distil
     "distill_after": 1,
 }
+# Issue 46: readable minutes. The standard profile re-measured under the new defaults: every
+# method's policies decode and cut with the meeting task's seed genes (repeat penalty, loop
+# cut: docs/readability.md), s_val is the task's (0.4 ROUGE-L + 0.4 action-item F1 + 0.2
+# readability). Decided 2026-12-06 before any run under it.
+PROFILES["readable"] = {
+    **PROFILES["standard"],
+    "results_name": "quality-readable",
+    "genes": "task",
+    "s_val_weights": "task",
+}
+# Issue 46: the distill profile's evotrainer, sft_refs and alternation under the same defaults.
+PROFILES["distill-readable"] = {
+    **PROFILES["distill"],
+    "results_name": "quality-distill-readable",
+    "methods": ["seeds", "evotrainer", "sft_refs", "alternation"],
+    "genes": "task",
+    "s_val_weights": "task",
+}
 METHODS = ("seeds", "random_search", "inner_ga", "evotrainer", "gepa", "evoprompt_ga")
 SCARCE_METHODS = ("fixed", "labels_ga")  # cells of the scarce profile only
 CELL_METHODS = METHODS + SCARCE_METHODS + DISTILL_METHODS
@@ -256,6 +278,22 @@ DESCRIPTIONS = {
     "components (added after the five)",
 }
 TEST_KEYS = ("rougeL", "action_item_f1", "rouge1", "rouge2", "decision_recall")
+
+
+def profile_genes(prof: dict[str, Any]) -> tuple[DecodingGenes, LoopCut]:
+    """The decoding and loop-cut genes every method's policies carry: the meeting task's seed
+    genes (``genes: task``, issue 46's profiles) or none (the profiles measured before)."""
+    if prof.get("genes") == "task":
+        return seed_genes(config_from_dict({}).inner)
+    return DecodingGenes(), LoopCut()
+
+
+def profile_weights(prof: dict[str, Any]) -> dict[str, float]:
+    """s_val's weights: the meeting task's (``s_val_weights: task``) or the engine's default
+    before issue 46 (0.5 ROUGE-L + 0.5 action-item F1)."""
+    if prof.get("s_val_weights") == "task":
+        return dict(config_from_dict({}).outer.s_val_weights)
+    return dict(C.S_VAL_WEIGHTS)
 
 
 def make_task(prof: dict[str, Any]) -> MeetingTask:
@@ -294,7 +332,8 @@ class Bench:
         self.args = args
         self.prof = prof
         self.budget = int(prof["budget"])
-        self.weights = dict(C.S_VAL_WEIGHTS)
+        self.weights = profile_weights(prof)
+        self.decoding, self.cut = profile_genes(prof)
         self.task = make_task(prof)
         self.work: Path = Path(args.work_dir) if args.work_dir else C.WORK / f"quality-{args.tag}"
         self.work.mkdir(parents=True, exist_ok=True)
@@ -461,11 +500,15 @@ class Bench:
             self.task, ev, self.selection.instances, self.weights, self.selection.info["source"]
         )
 
+    def seeds(self) -> list[PolicyGenome]:
+        """The seed policies A, B, C with the profile's decoding and loop-cut genes."""
+        return [with_genes(p, self.decoding, self.cut) for p in seed_policies()]
+
     # -- methods --------------------------------------------------------------------------
     def run_seeds(self, seed: int) -> dict[str, RunOut]:
         t0 = time.perf_counter()
         stack = self.stack("seeds", seed)
-        seeds = seed_policies()
+        seeds = self.seeds()
         res = self.validator(stack, seed).validate(seeds)
         wall = time.perf_counter() - t0
         out = {f"seed_{p.name}": RunOut(p, res[p.id].s_val, stack.budget, wall) for p in seeds}
@@ -480,7 +523,7 @@ class Bench:
         stack = self.stack("random_search", seed, max_calls="budget")
         validator = self.validator(stack, seed)
         rng = C.rng_for("random-search", seed)
-        seeds = seed_policies()
+        seeds = self.seeds()
         # the engine's operators, with the task's template library; the few-shot operator has
         # no examples and the feedback-directed edit no scores here, so they make no children
         ctx = OperatorContext(
@@ -574,6 +617,7 @@ class Bench:
             "enabled": outer,
             "every": p["outer_every"],
             "variants": p["outer_variants"],
+            "s_val_weights": dict(self.weights),  # every method selects on the same s_val
         }
         if "trial_generations" in p:
             outer_cfg["trial_generations"] = p["trial_generations"]
@@ -610,6 +654,9 @@ class Bench:
                 "elites": p["elites"],
                 "tasks_per_generation": p["tasks_per_generation"],
                 "generations": 10_000,  # the budget ends the run
+                # the seeds start with the profile's genes, as every other method's policies
+                "seed_decoding": self.decoding.to_json(),
+                "seed_postprocess": self.cut.to_json(),
             },
             "outer": outer_cfg,
             "harness": harness,
@@ -719,7 +766,14 @@ class Bench:
         from benchmarks.baselines import Scorer
 
         stack = self.stack(name, seed, backend=self.endpoint(), max_calls="budget")
-        return Scorer(self.task, stack, self.agent_sampling(seed), self.weights)
+        return Scorer(
+            self.task,
+            stack,
+            self.agent_sampling(seed),
+            self.weights,
+            decoding=self.decoding,
+            cut=self.cut,
+        )
 
     def run_gepa(self, seed: int) -> RunOut:
         from benchmarks.baselines import run_gepa
@@ -750,7 +804,9 @@ class Bench:
         t0 = time.perf_counter()
         scorer = self._scorer(name, seed)
         out = optimise(scorer, *inputs, self.operator_sampling(seed), seed)
-        best = PolicyGenome.from_text(out.pop("best"), name=name)
+        best = with_genes(
+            PolicyGenome.from_text(out.pop("best"), name=name), self.decoding, self.cut
+        )
         return RunOut(
             best, out.pop("selection_s_val"), scorer.stack.budget, time.perf_counter() - t0, out
         )
@@ -780,6 +836,11 @@ class Bench:
         info = {**C.usage(stack.budget), "wall_s": round(time.perf_counter() - t0, 2)}
         info["distinct_policies"] = len({p.id for p in policies})
         return out, info
+
+
+def with_genes(p: PolicyGenome, decoding: DecodingGenes, cut: LoopCut) -> PolicyGenome:
+    """``p`` (its name and lineage kept) decoded and cut with these genes."""
+    return replace(p, decoding=decoding, postprocess=cut)
 
 
 def test_set_path(args: argparse.Namespace, name: str) -> str:

@@ -688,9 +688,12 @@ def brief(rec: dict[str, Any]) -> str:
 
 
 # -- test evaluation ----------------------------------------------------------------------
-def test_policies(cells: dict[str, dict[str, Any]]) -> dict[str, PolicyGenome]:
-    """The seeds A, B, C and every policy a finished cell returned (deduplicated by id)."""
-    pols = {p.id: p for p in seed_policies()}
+def test_policies(
+    cells: dict[str, dict[str, Any]], seeds: Sequence[PolicyGenome] | None = None
+) -> dict[str, PolicyGenome]:
+    """The seeds A, B, C (``seeds``: with the profile's genes) and every policy a finished cell
+    returned (deduplicated by id)."""
+    pols = {p.id: p for p in (seed_policies() if seeds is None else seeds)}
     for rec in cells.values():
         if rec.get("status") != "ok":
             continue
@@ -707,7 +710,7 @@ def test_evaluate(bench: Q.Bench, results: Path, work: Path, args: argparse.Name
     lost = lost_adapter_cells(cells, results, work)
     for cell, why in lost.items():
         C.log(f"test evaluation leaves out cell {cell}: {why}; run the cell again")
-    pols = test_policies({c: rec for c, rec in cells.items() if c not in lost})
+    pols = test_policies({c: rec for c, rec in cells.items() if c not in lost}, bench.seeds())
     C.write_json(results / "test" / "policies.json", {pid: p.to_json() for pid, p in pols.items()})
     path = results / "test" / "scores.json"
     scores: dict[str, dict[str, dict[str, Any]]] = (

@@ -657,3 +657,47 @@ def test_a_cell_whose_adapter_is_gone_runs_again_unless_its_test_is_complete(tmp
     scores["icsi"]["i1"]["p1"] = {}  # scored on every test meeting: the file is not needed
     (results / "test" / "scores.json").write_text(json.dumps(scores))
     assert standard.lost_adapter_cells(cells, results, work) == {}
+
+
+def test_the_readable_profile_gives_every_method_the_same_genes_and_reads_the_answers(
+    tmp_path, capsys
+):
+    """Issue 46's profile: every method's policies decode and cut with the meeting task's seed
+    genes, select on the task's s_val, and the tables show what the answers are."""
+    from evotrainer.config import config_from_dict
+    from evotrainer.policy.genome import PolicyGenome
+    from evotrainer.policy.seeds import seed_genes
+
+    decoding, cut = seed_genes(config_from_dict({}).inner)
+    assert cut.enabled and not decoding.is_default  # the task's genes are not the neutral ones
+    args = [
+        "--model",
+        C.FAKE_SPEC,
+        "--results-dir",
+        str(tmp_path / "res"),
+        "--work-dir",
+        str(tmp_path / "work"),
+        *tiny_profile("readable", 40, "n_gepa_train=2"),
+        "--methods",
+        "seeds,random_search,evotrainer",
+        "--seeds",
+        "1",
+    ]
+    quality.main(args)
+    for path in sorted((tmp_path / "res" / "cells").glob("*.json")):
+        rec = json.loads(path.read_text())
+        assert rec["status"] == "ok", (path.stem, rec.get("error"))
+        for r in rec["rows"].values():
+            p = PolicyGenome.from_json(r["best_policy"])
+            assert p.decoding == decoding and p.postprocess == cut, path.stem
+        if rec["method"] == "evotrainer":
+            engine = rec["rows"]["evotrainer"]["details"]["engine_config"]
+            assert engine["outer"]["s_val_weights"] == config_from_dict({}).outer.s_val_weights
+    summary = json.loads((tmp_path / "res" / "summary.json").read_text())
+    answers = summary["methods"]["evotrainer"]["test"]["all"]["answers"]
+    assert answers["n"] == 4 and 0 <= answers["loop_share"] <= 1
+    assert answers["rougeL_dedup"] is not None
+    capsys.readouterr()
+    quality.main(["--table", str(tmp_path / "res")])
+    out = capsys.readouterr().out
+    assert "| method | distinct-4 | loop share | words | ROUGE-L | ROUGE-L dedup |" in out

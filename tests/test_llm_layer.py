@@ -206,3 +206,20 @@ def test_http_extra_body_is_sent_but_cannot_override_run_fields(stub_server):
     assert sent["repeat_penalty"] == 1.0 and sent["max_tokens"] == 9
     plain = OpenAICompatibleLLM("m", base_url=stub_server)
     assert llm.model_id != plain.model_id  # other sampling fields: separate cache entries
+
+
+def test_http_sends_a_policys_penalties_and_they_win_over_extra_body(stub_server):
+    """The decoding genes reach a server: OpenAI's penalties as themselves, the repetition
+    penalty as llama.cpp's server and vLLM name it; model.extra_body cannot override them, and
+    a penalty that is off is not sent (OpenAI itself rejects unknown fields)."""
+    _Stub.script = [(200, "ok"), (200, "ok")]
+    cfg = ModelConfig(spec="openai:m", base_url=stub_server, extra_body={"repeat_penalty": 1.0})
+    llm = build_backend(cfg)
+    params = SamplingParams(repeat_penalty=1.15, frequency_penalty=0.2, presence_penalty=0.3)
+    llm.complete(MSG, params)
+    sent = _Stub.seen[-1]
+    assert sent["repeat_penalty"] == 1.15 and sent["repetition_penalty"] == 1.15
+    assert sent["frequency_penalty"] == 0.2 and sent["presence_penalty"] == 0.3
+    OpenAICompatibleLLM("m", base_url=stub_server).complete(MSG, SamplingParams())
+    plain = _Stub.seen[-1]
+    assert not {"repeat_penalty", "repetition_penalty", "frequency_penalty"} & set(plain)

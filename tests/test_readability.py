@@ -286,3 +286,40 @@ def test_seed_genes_come_from_the_config_and_merge_with_the_tasks():
     )
     code = config_from_dict({"task": {"name": "code"}})
     assert not code.inner.seed_postprocess.enabled and not code.validation.refuse_loopier
+
+
+def test_the_genes_survive_a_checkpoint_and_a_kill_then_resume(tmp_path):
+    """Policies with evolved decoding and loop-cut genes are checkpointed with them; a run
+    killed mid-way and resumed gives the uninterrupted result, genes and ids alike."""
+    from evotrainer.run import events as ev
+    from tests.fake_runs import (
+        Killed,
+        comparable_summary,
+        fake_resume,
+        fake_run,
+        kill_at,
+        small_config,
+    )
+
+    genes = {
+        "seed_decoding": {"repeat_penalty": 1.2, "max_tokens": 200},
+        "seed_postprocess": {"enabled": True, "cut_ngram": 8},
+        "operators": {"decoding": 5.0, "synonym": 1.0},
+    }
+    cfg = small_config(tmp_path / "a.sqlite", inner=genes)
+    whole = fake_run(cfg, tmp_path / "whole")
+    evolved = [p for p in whole.policies.values() if p.lineage.operator == "decoding"]
+    assert evolved, "the decoding operator made children"
+    seeds = [p for p in whole.policies.values() if p.lineage.operator == "seed"]
+    assert seeds and all(p.decoding.repeat_penalty == 1.2 for p in seeds)
+    assert all(p.postprocess.cut_ngram == 8 and p.decoding.max_tokens == 200 for p in seeds)
+    cfg = small_config(tmp_path / "b.sqlite", inner=genes)
+    with pytest.raises(Killed):
+        fake_run(cfg, tmp_path / "killed", observers=[kill_at(ev.GENERATION, 3)])
+    resumed = fake_resume(tmp_path / "killed")
+    assert comparable_summary(tmp_path / "killed") == comparable_summary(tmp_path / "whole")
+    for pid, p in whole.policies.items():
+        q = resumed.policies[pid]
+        assert (q.decoding, q.postprocess) == (p.decoding, p.postprocess)
+    best = json.loads((tmp_path / "killed" / "best" / "policy.json").read_text())
+    assert PolicyGenome.from_json(best).id == best["id"]
