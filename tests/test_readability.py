@@ -323,3 +323,26 @@ def test_the_genes_survive_a_checkpoint_and_a_kill_then_resume(tmp_path):
         assert (q.decoding, q.postprocess) == (p.decoding, p.postprocess)
     best = json.loads((tmp_path / "killed" / "best" / "policy.json").read_text())
     assert PolicyGenome.from_json(best).id == best["id"]
+
+
+def test_a_model_without_a_chat_template_is_refused_not_given_another_format(tmp_path, monkeypatch):
+    llama_cpp = pytest.importorskip("llama_cpp")
+    from evotrainer.errors import ModelSpecError
+    from evotrainer.llm.llamacpp import LlamaCppLLM
+
+    class BaseModel:  # a base model's GGUF: no tokenizer.chat_template in its metadata
+        metadata = {"general.architecture": "gemma3"}
+
+        def __init__(self, **kw):
+            self.kw = kw
+
+        def n_ctx(self) -> int:
+            return 512
+
+    monkeypatch.setattr(llama_cpp, "Llama", BaseModel)
+    gguf = tmp_path / "base.gguf"
+    gguf.write_bytes(b"GGUF")
+    with pytest.raises(ModelSpecError, match="no chat template.*model.chat_format"):
+        LlamaCppLLM(gguf, n_threads=1)
+    llm = LlamaCppLLM(gguf, n_threads=1, chat_format="gemma")  # named: taken as given
+    assert llm._llm.kw["chat_format"] == "gemma"

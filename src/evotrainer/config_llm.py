@@ -25,6 +25,12 @@ class ModelConfig(_Strict):
     n_threads: int | None = Field(
         None, ge=1, description="CPU threads (embedded); None = the cores not already busy"
     )
+    chat_format: str | None = Field(
+        None,
+        description="embedded model: llama.cpp's chat format (e.g. chatml, gemma); None = the "
+        "chat template in the GGUF file (a file without one is refused rather than given "
+        "another model's format)",
+    )
     concurrency: int = Field(
         4, ge=1, description="parallel requests (HTTP backends; with runner ray: per worker)"
     )

@@ -246,6 +246,13 @@ class LlamaCppLLM(BaseLLM):
             except (ValueError, RuntimeError) as exc:
                 what = f" with LoRA adapter {lora_path}" if lora else ""
                 raise ModelSpecError(f"could not load GGUF model {path}{what}: {exc}") from exc
+        if chat_format is None and not self._llm.metadata.get("tokenizer.chat_template"):
+            raise ModelSpecError(
+                f"GGUF model {path} has no chat template (a base model, or one converted "
+                "without it): it would be prompted in another model's format. Set "
+                "model.chat_format to the format it was trained on (llama.cpp's names, e.g. "
+                "chatml, gemma, llama-3), or use an instruction-tuned GGUF that carries one"
+            )
         self.path = path
         self.lora_path = Path(lora_path) if lora_path is not None else None
         self.n_threads = threads

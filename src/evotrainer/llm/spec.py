@@ -66,6 +66,7 @@ def build_backend(
             "seed": seed,
             "batch_size": cfg.batch_size,
             "draft_tokens": cfg.draft_tokens,
+            "chat_format": cfg.chat_format,
         }
         if lora_path is not None:
             kw.update(lora_path=lora_path, lora_sha256=lora_sha256)
