@@ -1,7 +1,8 @@
-"""Issue 34's must-show, kept: the demo run (``configs/demo.yaml``, the fake model
-``fake:minutes``, seed 0) writes the same run directory (summary.json, best policy, archive,
-front, events, checkpoints; minus times) under this tree as under main's commit before the
-refactor (benchmarks/demo_identity.py). About 20 s: two short runs."""
+"""Issue 34's must-show, kept for every refactor since: the demo run (``configs/demo.yaml``,
+the fake model ``fake:minutes``, seed 0) writes the same run directory (summary.json, best
+policy, archive, front, events, checkpoints; minus times) under this tree as under the base
+commit (``demo_identity.BASE``: the last commit that changed the demo's behaviour on purpose,
+issue 46's defaults; benchmarks/demo_identity.py). About 20 s: two short runs."""
 
 from __future__ import annotations
 
@@ -22,5 +23,5 @@ def _has_base() -> bool:
 
 
 @pytest.mark.skipif(not _has_base(), reason=f"needs git and commit {demo_identity.BASE}")
-def test_demo_run_is_identical_to_the_commit_before_the_refactor():
+def test_demo_run_is_identical_to_the_base_commit():
     assert demo_identity.compare() == []
