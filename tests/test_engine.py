@@ -15,6 +15,7 @@ from evotrainer.config import (
     resolve_paths,
 )
 from evotrainer.errors import ConfigError
+from evotrainer.harness.genes import default_bounds
 from evotrainer.harness.genome import HarnessBounds, HarnessGenome, normalise
 from evotrainer.loops.outer import HarnessOptimizer
 from evotrainer.loops.rng import stream
@@ -22,6 +23,7 @@ from evotrainer.loops.weakness import WeaknessReport
 from evotrainer.policy.archive import ArchiveEntry
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.tasks.meetings.task import HINTS
+from evotrainer.types import GeneSpec
 from tests.fake_meetings import HACK, RecordingMeetingTask, family_llm
 
 
@@ -79,8 +81,8 @@ def test_unknown_reward_component_is_a_config_error():
 
 
 def test_bounds_hold_for_every_variant():
-    b = HarnessBounds(0.2, 0.6, weight_max=0.5)
-    h = HarnessGenome(0.9, {"a": 10, "b": 0.1, "c": 0.1}).bounded(b)
+    b = HarnessBounds(0.5, {"difficulty": GeneSpec("difficulty", 0.3, 0.2, 0.6)})
+    h = HarnessGenome({"a": 10, "b": 0.1, "c": 0.1}, {"difficulty": 0.9}).bounded(b)
     assert h.difficulty == 0.6 and max(h.weights.values()) <= 0.5 + 1e-6
     assert abs(sum(h.weights.values()) - 1) < 1e-6
     assert normalise({"a": 1, "b": 3}) == {"a": 0.25, "b": 0.75}
@@ -88,9 +90,11 @@ def test_bounds_hold_for_every_variant():
 
 def _hopt(**kw):
     cfg = OuterConfig(**kw)
-    base = HarnessGenome(0.3, {"completeness": 0.5, "format": 0.2, "action_count": 0.3})
+    base = HarnessGenome(
+        {"completeness": 0.5, "format": 0.2, "action_count": 0.3}, {"difficulty": 0.3}
+    )
     space = ("action_count", "completeness", "format", "owner_accuracy")
-    return HarnessOptimizer(cfg, base, HarnessBounds(), stream(0, "t"), space, hints=HINTS)
+    return HarnessOptimizer(cfg, base, default_bounds(), stream(0, "t"), space, hints=HINTS)
 
 
 def test_rollback_triggers_on_falling_s_val():
@@ -99,7 +103,9 @@ def test_rollback_triggers_on_falling_s_val():
     hopt.archive.add(ArchiveEntry(good, hopt.current, 0.50, 0, 0))
     assert hopt.observe(0.50) is None
     # the harness drifts, s_val falls twice in a row
-    hopt.current = HarnessGenome(0.5, {"action_count": 0.9, "format": 0.1}, operator="gaussian")
+    hopt.current = HarnessGenome(
+        {"action_count": 0.9, "format": 0.1}, {"difficulty": 0.5}, operator="gaussian"
+    )
     assert hopt.observe(0.40) is None
     entry = hopt.observe(0.30)
     assert entry is not None and entry.policy.id == good.id

@@ -111,7 +111,7 @@ def test_config_refuses_unknown_objectives_and_bad_weights():
 
 
 def test_the_archive_ranks_by_meta_score_and_keeps_objectives_through_json():
-    h = HarnessGenome(0.3, {"completeness": 1.0})
+    h = HarnessGenome({"completeness": 1.0}, {"difficulty": 0.3})
     a = ArchiveEntry(PolicyGenome.from_text("Write minutes."), h, 0.5, 1, 0, {"quality": 0.5})
     b = ArchiveEntry(
         PolicyGenome.from_text("Write short minutes."), h, 0.4, 2, 1, {"quality": 0.4, "human": 0.9}

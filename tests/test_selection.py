@@ -89,7 +89,7 @@ def test_batches_mix_real_and_synthetic_and_never_hold_validation(tmp_path):
     assert len(pool.instances) == 10 and pool.held_out == 2 and "held out" in pool.message
     src = BatchSource(task.generator(), pool.instances)
     for share, want in ((0.0, 0), (0.5, 3), (1.0, 6)):
-        h = HarnessGenome(0.3, {"completeness": 1.0}, real_share=share)
+        h = HarnessGenome({"completeness": 1.0}, {"difficulty": 0.3, "real_share": share})
         batch = src.sample(6, h, random.Random(3))
         assert sum(i.real for i in batch) == want and len(batch) == 6
         assert not {i.id for i in batch} & held
@@ -130,7 +130,7 @@ def test_racing_stops_a_hopeless_child_early_and_keeps_a_promising_one():
     task = RecordingMeetingTask()
     llm = scripted(task)
     batch = task.generator().sample(6, 0.2, random.Random(0))
-    h = HarnessGenome(0.2, {"completeness": 0.6, "format": 0.4})
+    h = HarnessGenome({"completeness": 0.6, "format": 0.4}, {"difficulty": 0.2})
     ev, judge = _judge(task, llm, race_first=2)
     elites = [PolicyGenome({"system": GOOD}), PolicyGenome({"system": GOOD + " Be brief."})]
     judge(elites, batch, h, 0)
@@ -268,12 +268,14 @@ def test_run_returns_the_best_seed_when_confirmation_disagrees(tmp_path):
 
 def test_steering_raises_the_real_share_and_the_reference_weight_when_the_proxy_misleads():
     from evotrainer.config import OuterConfig
-    from evotrainer.harness.genome import HarnessBounds
+    from evotrainer.harness.genes import default_bounds
     from evotrainer.loops.outer import HarnessOptimizer
     from evotrainer.loops.rng import stream
     from evotrainer.loops.weakness import WeaknessReport
 
-    base = HarnessGenome(0.3, {"completeness": 0.5, "ref_rougeL": 0.5}, real_share=0.4)
+    base = HarnessGenome(
+        {"completeness": 0.5, "ref_rougeL": 0.5}, {"difficulty": 0.3, "real_share": 0.4}
+    )
     space = ("completeness", "ref_rougeL")
 
     steers: list[HarnessGenome] = []
@@ -282,7 +284,7 @@ def test_steering_raises_the_real_share_and_the_reference_weight_when_the_proxy_
         hopt = HarnessOptimizer(
             OuterConfig(real_share_step=0.2),
             base,
-            HarnessBounds(),
+            default_bounds(real_pool=True),
             stream(0, "t"),
             space,
             real_pool=real_pool,
@@ -320,12 +322,14 @@ def test_the_outer_step_cost_counts_every_steered_variant():
     two kept shares of the gamed weight make up to four steered variants, more than
     ``outer.variants``; the outer step's cost estimate (``skip_unaffordable``) counts them."""
     from evotrainer.config import OuterConfig
-    from evotrainer.harness.genome import HarnessBounds
+    from evotrainer.harness.genes import default_bounds
     from evotrainer.loops.outer import HarnessOptimizer
     from evotrainer.loops.rng import stream
     from evotrainer.loops.weakness import WeaknessReport
 
-    base = HarnessGenome(0.3, {"completeness": 0.5, "format": 0.2, "ref_rougeL": 0.3})
+    base = HarnessGenome(
+        {"completeness": 0.5, "format": 0.2, "ref_rougeL": 0.3}, {"difficulty": 0.3}
+    )
     space = ("completeness", "format", "ref_rougeL")
     report = WeaknessReport(
         s_val=0.15,
@@ -340,7 +344,7 @@ def test_the_outer_step_cost_counts_every_steered_variant():
     def hopt(real_pool: bool) -> HarnessOptimizer:
         cfg = OuterConfig(variants=1)
         return HarnessOptimizer(
-            cfg, base, HarnessBounds(), stream(0, "t"), space, real_pool=real_pool
+            cfg, base, default_bounds(real_pool), stream(0, "t"), space, real_pool=real_pool
         )
 
     h = hopt(True)
@@ -664,7 +668,7 @@ def test_share_weights_stand_for_a_batch_drawn_at_another_real_share(tmp_path):
     real = task.load(write_corpus(tmp_path / "c.jsonl", 2, seed=2))
     batch = [*real, *task.generator().sample(2, 0.2, random.Random(1))]
     ev, judge = _judge(task, llm, race_first=0)
-    h = HarnessGenome(0.2, {"completeness": 1.0}, real_share=0.5)
+    h = HarnessGenome({"completeness": 1.0}, {"difficulty": 0.2, "real_share": 0.5})
     policies = [PolicyGenome({"system": GOOD}), PolicyGenome({"system": FULL})]
     judge(policies, batch, h, 0)
     assert share_weights(batch, 0.5, 0.5) is None  # the batch's own share: the plain mean

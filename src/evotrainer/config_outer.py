@@ -99,6 +99,17 @@ class OuterConfig(_Strict):
         return v
 
 
+class GeneConfig(_Strict):
+    """An override of one declared harness gene (harness/genes.py); keys left out keep the
+    declaration's value."""
+
+    initial: float | None = Field(None, description="its value in the first harness")
+    low: float | None = Field(None, description="hard lower bound no variant may leave")
+    high: float | None = Field(None, description="hard upper bound no variant may leave")
+    step: float | None = Field(None, ge=0, description="how far a random step moves it (0: never)")
+    trial: str | None = Field(None, description="which trial measures it (generation, ...)")
+
+
 class HarnessConfig(_Strict):
     difficulty: float = Field(0.3, ge=0, le=1, description="initial generator difficulty L")
     weights: dict[str, float] = Field(
@@ -134,6 +145,12 @@ class HarnessConfig(_Strict):
         (0.0, 1.0), description="hard bounds no harness variant may leave"
     )
     weight_max: float = Field(1.0, gt=0, le=1, description="hard cap on one normalised weight")
+    genes: dict[str, GeneConfig] = Field(
+        default_factory=dict,
+        description="overrides of declared harness genes by name (initial, low, high, step, "
+        "trial): the engine's difficulty and real_share, the task's and the features' own "
+        "(docs/design.md, 'the gene table'); difficulty and real_share also take the keys above",
+    )
 
     @field_validator("weights")
     @classmethod

@@ -156,3 +156,35 @@ class ValidationResult:
     n: int = 0
     truncation: str = ""
     partial: bool = False  # raced out: s_val is a paired estimate from the first n instances
+
+
+@dataclass(frozen=True)
+class GeneSpec:
+    """One numeric gene of the harness (a row of its gene table, as Ray Tune's PBT holds its
+    ``hyperparam_mutations``): its initial value, the hard bounds no variant may leave, how far
+    a random step moves it (``choices`` x ``step``: the random perturbation draws one of the
+    ``choices``; ``step`` 0 never moves it), and which trial can measure its effect (``trial``:
+    ``generation`` = a short inner run under the variant; a gene whose trial the run cannot
+    make is never moved). The engine declares ``difficulty`` and ``real_share``; a task
+    (``HasHarnessGenes``) or a feature declares its own; ``harness.genes`` overrides any."""
+
+    name: str
+    initial: float
+    low: float
+    high: float
+    step: float = 0.0
+    choices: tuple[int, ...] = (-1, 0, 1)
+    trial: str = "generation"
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.low <= self.initial <= self.high:
+            raise ValueError(
+                f"gene {self.name}: initial value {self.initial} is outside [{self.low}, "
+                f"{self.high}]"
+            )
+        if self.step < 0:
+            raise ValueError(f"gene {self.name}: step must be >= 0, got {self.step}")
+
+    def clamp(self, value: float) -> float:
+        return min(self.high, max(self.low, float(value)))

@@ -31,6 +31,7 @@ from evotrainer.evaluation.meta_judge import MetaJudge
 from evotrainer.evaluation.runner import Runner
 from evotrainer.evaluation.surrogate import FitnessSurrogate
 from evotrainer.evaluation.validation import Validator
+from evotrainer.harness.genes import gene_table, initial_genes
 from evotrainer.harness.genome import HarnessBounds, HarnessGenome
 from evotrainer.harness.training_set import BatchSource, RealPool, load_real_pool
 from evotrainer.llm.base import LLMClient, SamplingParams
@@ -155,7 +156,7 @@ def build_components(
     learned = _learned(config, evaluator, held_out, pool)
     validator, confirmer = _validators(config, task, evaluator, vset)
     _reserve_final(config, task, budget, vset, validator)
-    base, bounds = _harness(config, real_pool)
+    base, bounds = _harness(config, task, real_pool)
     check_components(config, set(evaluator.components), base, task, vset)
     learned_names = [n for n in ("discriminator", "learned") if n in evaluator.components]
     space = tuple(sorted(set(base.weights) | set(config.harness.switchable) | set(learned_names)))
@@ -283,20 +284,15 @@ def _reserve_final(
         budget.reserve = min(cost, config.budget.max_calls // 2)
 
 
-def _harness(config: RunConfig, real_pool: RealPool) -> tuple[HarnessGenome, HarnessBounds]:
-    """The configured harness (no real share without real data) and its bounds."""
+def _harness(
+    config: RunConfig, task: Task, real_pool: RealPool
+) -> tuple[HarnessGenome, HarnessBounds]:
+    """The configured harness (its genes at their initial values: no real share without real
+    data) and its hard bounds (the weight cap and the gene table, harness/genes.py)."""
     h = config.harness
-    base = HarnessGenome(
-        h.difficulty, h.weights, h.task_mix, h.real_share if real_pool.instances else 0.0
-    )
-    bounds = HarnessBounds(
-        h.difficulty_bounds[0],
-        h.difficulty_bounds[1],
-        h.weight_max,
-        h.real_share_bounds[0],
-        h.real_share_bounds[1],
-    )
-    return base, bounds
+    table = gene_table(h, config.outer, task, bool(real_pool.instances))
+    base = HarnessGenome(h.weights, initial_genes(table), h.task_mix)
+    return base, HarnessBounds(h.weight_max, table)
 
 
 def _surrogate(config: RunConfig) -> FitnessSurrogate | None:

@@ -14,6 +14,7 @@ from evotrainer.engine.generation import draw_batch, fitness_of
 from evotrainer.engine.state import RunState, new_inner
 from evotrainer.engine.telemetry import emit_estimate, emit_generation, watch_generation
 from evotrainer.engine.validate import anchor_best, archive, validate
+from evotrainer.harness.genome import HarnessGenome
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.run import events as ev
 from evotrainer.run.warm_start import WarmStart, load_warm_start
@@ -114,7 +115,13 @@ def warm_start(c: Components, s: RunState, w: WarmStart, run_dir: Path | None) -
     """Seed the population and the harness from an earlier run."""
     s.inner = new_inner(c, [*w.policies, *s.inner.seeds])
     if w.harness is not None:
-        h = w.harness.bounded(c.bounds)
+        # this run's genes: the earlier run's value where this run declares the gene too
+        table = c.bounds.genes
+        genes = {k: w.harness.genes.get(k, spec.initial) for k, spec in table.items()}
+        h = HarnessGenome(
+            w.harness.weights, genes, w.harness.task_mix, "import", note=w.harness.note
+        )
+        h = h.bounded(c.bounds)
         s.hopt.base = s.hopt.current = h
         s.hopt.space = tuple(sorted(set(s.hopt.space) | set(h.active())))
     carry_ratings(w, run_dir)

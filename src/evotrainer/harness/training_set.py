@@ -20,7 +20,7 @@ from pathlib import Path
 from evotrainer.errors import DataError
 from evotrainer.harness.genome import HarnessGenome
 from evotrainer.notices import announce
-from evotrainer.tasks.base import Task, TaskGenerator
+from evotrainer.tasks.base import SamplesWithGenes, Task, TaskGenerator
 from evotrainer.tasks.registry import task_default
 from evotrainer.tasks.tabular import is_data, load_data
 from evotrainer.types import Instance
@@ -109,12 +109,17 @@ class BatchSource:
     def sample(self, n: int, harness: HarnessGenome, rng: random.Random) -> list[Instance]:
         k = self.n_real(n, harness)
         real = self.real_sample(k, harness.difficulty, rng)
-        synthetic = (
-            self.generator.sample(n - k, harness.difficulty, rng, harness.task_mix) if n > k else []
-        )
+        synthetic = self.synthetic(n - k, harness, rng) if n > k else []
         batch = [*real, *synthetic]
         rng.shuffle(batch)
         return batch
+
+    def synthetic(self, n: int, harness: HarnessGenome, rng: random.Random) -> list[Instance]:
+        """``n`` generated instances: at the harness's difficulty and mix, and under all its
+        genes when the generator reads them (``SamplesWithGenes``: a task's own genes)."""
+        if isinstance(self.generator, SamplesWithGenes):
+            return self.generator.sample_with_genes(n, harness.genes, rng, harness.task_mix)
+        return self.generator.sample(n, harness.difficulty, rng, harness.task_mix)
 
     def real_sample(self, k: int, difficulty: float, rng: random.Random) -> list[Instance]:
         if k <= 0:

@@ -10,12 +10,15 @@ gamed component, L moved by the length analysis, mix tilted to the weakest kind,
 training instances when the proxy misleads: a gamed component, or the inner loop's best policy
 validating clearly below the best validated one) and random
 variants: a smoothed Gaussian step with momentum (heavy ball: centred on the current weights plus
-``momentum`` x the last accepted step) or CMA-ES (``cma``, loops/cma_es.py: its state is plain
+``momentum`` x the last accepted step), a random step of every movable gene of the gene table
+(harness/genes.py: difficulty, real share, a task's or a feature's own), or CMA-ES (``cma``, loops/cma_es.py: its state is plain
 data in the checkpoint, never a pickle). Every variant is pushed inside the
 hard bounds. Rollback: when s_val has fallen ``rollback_patience`` times in a row or oscillates
 (sign of the change alternates over the last 4 steps), return to the best archived pair, zero
 the momentum and widen the next search (a different branch). Reset: every ``reset_every`` steps
-the weights go back to the base reward before proposing (curriculum).
+the weights go back to the base reward before proposing (curriculum). Every variant is made by
+``HarnessGenome.evolve``: the genes a step does not name are kept, so a gene added to the table
+survives rollback, reset, steering and CMA-ES without being named here.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evotrainer.config import OuterConfig
+from evotrainer.harness.genes import ENGINE_TRIALS, movable
 from evotrainer.harness.genome import HarnessBounds, HarnessGenome
 from evotrainer.harness.reference import metric_key
 from evotrainer.loops.cma_es import CMAES
@@ -56,6 +60,7 @@ class HarnessOptimizer:
     space: tuple[str, ...]  # components the harness may weight (active ones + switchable)
     real_pool: bool = False  # real training instances exist: the real share may move
     hints: HarnessHints = field(default_factory=HarnessHints)  # the task's: shape, receivers
+    trials: frozenset[str] = ENGINE_TRIALS  # the trials the run can make (which genes move)
     current: HarnessGenome = field(init=False)
     velocity: dict[str, float] = field(default_factory=dict)
     step: int = 0
@@ -86,12 +91,8 @@ class HarnessOptimizer:
         )
         best = self.archive.best()
         if (falling or oscillating) and best is not None and self.archive.score(best) > s_val:
-            self.current = HarnessGenome(
-                best.harness.difficulty,
-                best.harness.weights,
-                best.harness.task_mix,
-                best.harness.real_share,
-                operator="rollback",
+            self.current = best.harness.evolve(
+                "rollback",
                 parent=self.current.id,
                 note="s_val falling" if falling else "s_val oscillating",
             ).bounded(self.bounds)
@@ -104,14 +105,11 @@ class HarnessOptimizer:
     def ask(self, report: WeaknessReport) -> list[HarnessGenome]:
         self.step += 1
         if self.cfg.reset_every and self.step % self.cfg.reset_every == 0:
-            self.current = HarnessGenome(
-                self.current.difficulty,
-                self.base.weights,
-                self.current.task_mix,
-                self.current.real_share,
-                operator="reset",
+            self.current = self.current.evolve(
+                "reset",
                 parent=self.current.id,
                 note=f"periodic reset at outer step {self.step}",
+                weights=self.base.weights,
             )
             self.velocity = {}
         variants: list[HarnessGenome] = [self.current] if self.cfg.include_incumbent else []
@@ -211,7 +209,7 @@ class HarnessOptimizer:
         real = self.current.real_share
         real_note = ""
         if self.real_pool and (gamed or report.proxy_disagrees):
-            real = self.bounds.clamp_real_share(real + self.cfg.real_share_step)
+            real = self.bounds.clamp("real_share", real + self.cfg.real_share_step)
             if real != self.current.real_share:
                 real_note = f"real share up to {real:.2f} (the proxy misleads)"
         out = []
@@ -236,14 +234,13 @@ class HarnessOptimizer:
                         f"kept {keep:.0%} of {comp} (saturated in training, low on validation)"
                     )
                 out.append(
-                    HarnessGenome(
-                        diff,
-                        w,
-                        mix,
-                        real if share is None else share,
-                        operator="steer",
+                    self.current.evolve(
+                        "steer",
                         parent=self.current.id,
                         note="; ".join(step_notes),
+                        weights=w,
+                        task_mix=mix,
+                        genes={"difficulty": diff, "real_share": real if share is None else share},
                     )
                 )
         return out
@@ -275,7 +272,8 @@ class HarnessOptimizer:
             note = f"moved {shift:.0%} of the other components' weight to the reference ones"
             share = None
             if shift >= 1.0:
-                share = self.bounds.real_share_max
+                spec = self.bounds.genes.get("real_share")
+                share = spec.high if spec is not None else 1.0
                 note += f", real share {share:.2f} (only they score)"
             out.append((trusted, share, note + " (the proxy misleads)"))
         return out
@@ -299,20 +297,12 @@ class HarnessOptimizer:
             w = {k: max(0.0, v) for k, v in w.items()}
             if sum(w.values()) <= 0:
                 w = self._weights_over_space()
-            dl = self.rng.choice([-1, 0, 0, 1]) * self.cfg.difficulty_step / 2
-            real = self.current.real_share
-            if self.real_pool:
-                real += self.rng.choice([-1, 0, 1]) * self.cfg.real_share_step
-            out.append(
-                HarnessGenome(
-                    self.current.difficulty + dl,
-                    w,
-                    self.current.task_mix,
-                    real,
-                    operator="gaussian",
-                    parent=self.current.id,
-                )
-            )
+            genes = {  # every movable gene of the table, a random step each, in table order
+                spec.name: self.current.genes.get(spec.name, spec.initial)
+                + self.rng.choice(spec.choices) * spec.step
+                for spec in movable(self.bounds.genes, self.trials)
+            }
+            out.append(self.current.evolve("gaussian", self.current.id, weights=w, genes=genes))
         return out
 
     def _ask_cma(self, n: int) -> list[HarnessGenome]:
@@ -322,13 +312,10 @@ class HarnessOptimizer:
                 x0, self.cfg.weight_sigma, self.cfg.variants, self.rng.randrange(1, 2**31)
             )
         return [
-            HarnessGenome(
-                self.current.difficulty,
-                {k: float(v) for k, v in zip(self.space, x, strict=True)},
-                self.current.task_mix,
-                self.current.real_share,
-                operator="cma",
+            self.current.evolve(
+                "cma",
                 parent=self.current.id,
+                weights={k: float(v) for k, v in zip(self.space, x, strict=True)},
             )
             for x in self._cma.ask()
         ]
@@ -338,11 +325,8 @@ class HarnessOptimizer:
         ids = [v.id for v in self.pending]
         scores = []
         for x in self._cma.asked.tolist():
-            v = HarnessGenome(
-                self.current.difficulty,
-                {k: float(a) for k, a in zip(self.space, x, strict=True)},
-                self.current.task_mix,
-                self.current.real_share,
+            v = self.current.evolve(
+                "initial", weights={k: float(a) for k, a in zip(self.space, x, strict=True)}
             ).bounded(self.bounds)
             # a proposal that was deduplicated away is scored like its twin, else neutral
             scores.append(-s_vals[ids.index(v.id)] if v.id in ids else 0.0)

@@ -163,6 +163,9 @@ def _harness(data: Any) -> HarnessGenome:
         raise TypeError("its harness task_mix must be an object of numbers")
     if not _number(data.get("difficulty")) or not _number(data.get("real_share", 0.0)):
         raise TypeError("its harness difficulty and real_share must be numbers")
+    genes = data.get("genes")
+    if genes is not None and (not isinstance(genes, dict) or not all(map(_number, genes.values()))):
+        raise TypeError("its harness genes must be an object of numbers")
     return HarnessGenome.from_json(data)
 
 
@@ -245,12 +248,10 @@ def load_warm_start(
     elif share == 0.0:
         share = real_share
         notes.append(f"it trained on synthetic meetings only: real share {real_share} (config)")
-    harness = HarnessGenome(
-        h.difficulty,
-        weights,
-        h.task_mix,
-        share,
-        operator="import",
+    harness = h.evolve(
+        "import",
         note=f"warm start from {run_dir.name}: harness {h.id}",
+        weights=weights,
+        genes={"real_share": share},
     )
     return WarmStart(run_dir, policies, harness, notes, ratings)

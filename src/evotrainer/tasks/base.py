@@ -32,7 +32,7 @@ from evotrainer.llm.postprocessed import raw_text
 from evotrainer.operators.base import FeedbackEdit  # defined with the operator applying it
 from evotrainer.operators.vocabulary import GENERAL, InstructionVocabulary
 from evotrainer.policy.genome import PolicyGenome
-from evotrainer.types import ComponentScore, Instance, Message, Trajectory, Turn
+from evotrainer.types import ComponentScore, GeneSpec, Instance, Message, Trajectory, Turn
 
 # the constitution's rules on outputs (defences/constitution.py); a task names those that make
 # sense for its outputs (a code answer that repeats a long number literal leaks nothing)
@@ -50,6 +50,21 @@ class TaskGenerator(Protocol):
         self,
         n: int,
         difficulty: float,
+        rng: random.Random,
+        mix: Mapping[str, float] | None = None,
+    ) -> list[Instance]: ...
+
+
+@runtime_checkable
+class SamplesWithGenes(Protocol):
+    """A generator that reads the harness's genes (its task's own, declared with
+    ``HasHarnessGenes``, besides ``difficulty``): the batch source hands it every gene by name
+    instead of the difficulty alone. Same purity rule as ``TaskGenerator.sample``."""
+
+    def sample_with_genes(
+        self,
+        n: int,
+        genes: Mapping[str, float],
         rng: random.Random,
         mix: Mapping[str, float] | None = None,
     ) -> list[Instance]: ...
@@ -77,6 +92,20 @@ class ValidationMetric(Protocol):
     def score(self, instance: Instance, output: str, parsed: Any) -> dict[str, float | None]: ...
 
     def aggregate(self, rows: Sequence[Mapping[str, Any]]) -> dict[str, float]: ...
+
+
+@runtime_checkable
+class HasHarnessGenes(Protocol):
+    """A task with numeric harness genes of its own (harness/genes.py: the gene table), e.g.
+    how patient its simulated users are. Each is one ``GeneSpec`` declaration; the task reads
+    its value from the harness it is handed (``harness.genes[name]``)."""
+
+    def harness_genes(self) -> Sequence[GeneSpec]: ...
+
+
+def task_harness_genes(task: object) -> list[GeneSpec]:
+    """The genes ``task`` declares (none when it declares none)."""
+    return list(task.harness_genes()) if isinstance(task, HasHarnessGenes) else []
 
 
 @runtime_checkable
