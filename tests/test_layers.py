@@ -123,3 +123,18 @@ def test_modules_and_functions_stay_small():
                 if size > 80:
                     long.append(f"{name}:{node.lineno} {node.name}: {size} lines")
     assert big == [] and long == []
+
+
+def test_the_package_root_is_lazy():
+    """``import evotrainer`` loads no other module of the package; a name is loaded the first
+    time it is used (issue 49)."""
+    import subprocess
+
+    code = (
+        "import sys, evotrainer; a = sorted(m for m in sys.modules if m.startswith('evotrainer'));"
+        "evotrainer.PolicyGenome; b = 'evotrainer.policy.genome' in sys.modules; print(a, b)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "['evotrainer'] True"

@@ -1,11 +1,51 @@
-"""EvoTrainer: co-evolve an LLM agent's policy (prompt) and its training harness."""
+"""EvoTrainer: co-evolve an LLM agent's policy (prompt) and its training harness.
 
+The package root is lazy: ``import evotrainer`` loads nothing of the engine; a name below is
+imported from its module the first time it is used (PEP 562), so ``evotrainer --help`` and a
+script that needs one class start fast.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from evotrainer.coevolution import CoEvolution, RunResult
-from evotrainer.config import RunConfig, config_from_dict, load_config
-from evotrainer.policy.genome import PolicyGenome
-from evotrainer.types import ComponentScore, Instance, Lineage, Message, Rollout, ScoreVector
+if TYPE_CHECKING:  # the names, for type checkers and readers
+    from evotrainer.coevolution import CoEvolution, RunResult
+    from evotrainer.config import RunConfig, config_from_dict, load_config
+    from evotrainer.policy.genome import PolicyGenome
+    from evotrainer.types import ComponentScore, Instance, Lineage, Message, Rollout, ScoreVector
+
+# name -> the module that defines it
+_LAZY = {
+    "CoEvolution": "evotrainer.coevolution",
+    "RunResult": "evotrainer.coevolution",
+    "RunConfig": "evotrainer.config",
+    "config_from_dict": "evotrainer.config",
+    "load_config": "evotrainer.config",
+    "PolicyGenome": "evotrainer.policy.genome",
+    "ComponentScore": "evotrainer.types",
+    "Instance": "evotrainer.types",
+    "Lineage": "evotrainer.types",
+    "Message": "evotrainer.types",
+    "Rollout": "evotrainer.types",
+    "ScoreVector": "evotrainer.types",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'evotrainer' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # once: later lookups do not come here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "CoEvolution",
