@@ -138,3 +138,51 @@ def test_the_package_root_is_lazy():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "['evotrainer'] True"
+
+
+GENERIC = (
+    "engine",
+    "evaluation",
+    "loops",
+    "harness",
+    "run",
+    "report",
+    "review",
+    "defences",
+    "llm",
+    "operators",
+    "policy",
+    "distill",
+)
+MEETING_METRICS = ("rouge", "action_item", "decision_recall", "conciseness")
+
+
+def test_generic_packages_name_no_meeting_metric():
+    """A name of the meeting task's metrics or reward components in a string of the generic
+    packages' code (docstrings aside) ties them to one task; the task's plug-in and the config
+    (its defaults, ``meta.concise_component``) say them instead (issue 49)."""
+    import ast
+
+    found = []
+    for pkg in GENERIC:
+        for path in sorted((REPO / "src" / "evotrainer" / pkg).rglob("*.py")):
+            tree = ast.parse(path.read_text())
+            docs = {
+                id(node.body[0].value)
+                for node in ast.walk(tree)
+                if isinstance(
+                    node, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+                )
+                and node.body
+                and isinstance(node.body[0], ast.Expr)
+                and isinstance(node.body[0].value, ast.Constant)
+            }
+            for node in ast.walk(tree):
+                if (
+                    isinstance(node, ast.Constant)
+                    and isinstance(node.value, str)
+                    and id(node) not in docs
+                    and any(m in node.value.lower() for m in MEETING_METRICS)
+                ):
+                    found.append(f"{path.relative_to(REPO)}:{node.lineno}: {node.value[:60]!r}")
+    assert found == []

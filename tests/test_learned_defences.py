@@ -303,11 +303,12 @@ def test_learned_model_add_skips_bad_targets_and_caps_pairs() -> None:
 
 
 def test_row_target() -> None:
-    assert row_target({"rougeL": 0.4, "action_item_f1": 0.8}) == pytest.approx(0.6)
-    assert row_target({"rougeL": 0.4, "action_item_f1": None}) == pytest.approx(0.4)
+    w = {"rougeL": 0.5, "action_item_f1": 0.5}
+    assert row_target({"rougeL": 0.4, "action_item_f1": 0.8}, w) == pytest.approx(0.6)
+    assert row_target({"rougeL": 0.4, "action_item_f1": None}, w) == pytest.approx(0.4)
     assert row_target({"rougeL": 0.4}, {"rougeL": 1.0, "action_item_f1": 3.0}) == 0.4
-    assert row_target({"rouge1": 0.9}) is None
-    assert row_target({"rougeL": float("nan"), "action_item_f1": 0.2}) == pytest.approx(0.2)
+    assert row_target({"rouge1": 0.9}, w) is None
+    assert row_target({"rougeL": float("nan"), "action_item_f1": 0.2}, w) == pytest.approx(0.2)
     assert row_target(
         {"rougeL": 0.2, "action_item_f1": 1.0}, {"rougeL": 3, "action_item_f1": 1}
     ) == (pytest.approx(0.4))

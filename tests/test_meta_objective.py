@@ -34,14 +34,16 @@ def _result(s_val, robustness=None, concise=(0.5, 1.0), error_row=False):
 
 
 def test_the_vector_measures_what_is_there():
-    obj = MetaObjective(MetaConfig())
+    obj = MetaObjective(MetaConfig(concise_component="conciseness"))
     v = obj.vector(_result(0.3, robustness=0.75), diversity=0.4, human=0.6)
     assert v == pytest.approx(
         {"quality": 0.3, "robustness": 0.75, "diversity": 0.4, "conciseness": 0.75, "human": 0.6}
     )
     bare = obj.vector(_result(0.3))
     assert set(bare) == {"quality", "conciseness"}, "no probe, no population, no ratings"
-    assert conciseness(_result(0.3, error_row=True)) == pytest.approx(0.5), "a failure counts 0"
+    assert conciseness(_result(0.3, error_row=True), "conciseness") == pytest.approx(0.5), (
+        "a failure counts 0"
+    )
     assert output_diversity([["a b", "a b"], ["a b", "c d"]]) == pytest.approx(0.5)
     assert output_diversity([["only one"]]) is None
 

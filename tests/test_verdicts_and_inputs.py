@@ -58,7 +58,7 @@ def test_references_no_metric_can_use_are_refused_and_minutes_accepted(tmp_path)
     base = json.loads(_meetings(tmp_path / "m.jsonl").read_text().splitlines()[0])
     useless = tmp_path / "useless.jsonl"
     useless.write_text(json.dumps({**base, "references": {"abstract": "x"}, "meta": {}}) + "\n")
-    with pytest.raises(DataError, match="no meeting has a reference"):
+    with pytest.raises(DataError, match="none of the meetings has a reference"):
         resolve_validation(MeetingTask(), ValidationConfig(data=str(useless)), 0)
     minutes = tmp_path / "minutes.jsonl"
     text = "Minutes\n- The team agreed on the budget.\n- Ana will send the slides."

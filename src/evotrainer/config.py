@@ -31,9 +31,15 @@ from evotrainer.config_base import StrictModel as _Strict
 from evotrainer.config_inner import COMPONENT_NAME, InnerConfig
 from evotrainer.config_llm import BudgetConfig, CacheConfig, ModelConfig, OperatorModelConfig
 from evotrainer.config_outer import (
+    CONCISENESS,
     DEFAULT_OBJECTIVES,
+    DIVERSITY,
+    HUMAN,
     MAX_VARIANTS,
     OBJECTIVES,
+    QUALITY,
+    READABILITY,
+    ROBUSTNESS,
     DefencesConfig,
     HarnessConfig,
     MetaConfig,
@@ -47,6 +53,12 @@ from evotrainer.tasks.registry import BUILTIN, allow_import, plugin_for
 # the sections are defined in config_llm.py, config_inner.py, config_outer.py and
 # config_services.py; every name stays importable from here
 __all__ = [
+    "CONCISENESS",
+    "DIVERSITY",
+    "HUMAN",
+    "QUALITY",
+    "READABILITY",
+    "ROBUSTNESS",
     "MAX_VARIANTS",
     "MAX_YAML_VALUES",
     "ModelConfig",

@@ -299,7 +299,14 @@ class DefencesConfig(_Strict):
 
 
 # the objectives of the meta-objective vector (evaluation/objectives.py says how each is measured)
-OBJECTIVES = ("quality", "robustness", "diversity", "conciseness", "readability", "human")
+QUALITY, ROBUSTNESS, DIVERSITY, CONCISENESS, READABILITY, HUMAN = OBJECTIVES = (
+    "quality",
+    "robustness",
+    "diversity",
+    "conciseness",
+    "readability",
+    "human",
+)
 # By default the meta score is s_val, plus robustness when the probe is on and people's
 # preference once there are ratings; diversity, conciseness and readability are measured and
 # reported, and count only when given a weight.
@@ -322,6 +329,12 @@ class MetaConfig(_Strict):
         "'conciseness' component on validation; readability = the task metric's 'readability' "
         "(minutes free of repetition loops; already part of the meeting task's s_val); human = people's predicted preference "
         "(evotrainer review). An objective that is not measured is left out (weights renormalised)",
+    )
+    concise_component: str | None = Field(
+        None,
+        description="the reward component the conciseness objective averages over the "
+        "validation answers, also a feature of people's preferences (default: the task's; "
+        "meetings: conciseness; None: no conciseness objective)",
     )
     selection: Literal["weighted", "pareto"] = Field(
         "weighted",

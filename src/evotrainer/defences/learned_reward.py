@@ -46,21 +46,18 @@ __all__ = [
     "CalibrationReport",
     "LearnedRewardModel",
     "LearnedReward",
-    "DEFAULT_TARGET_WEIGHTS",
     "EXCLUDED_COMPONENTS",
     "row_target",
     "spearman",
 ]
 
 STATE_FORMAT = "evotrainer.learned_reward/1"
-DEFAULT_TARGET_WEIGHTS: dict[str, float] = {"rougeL": 0.5, "action_item_f1": 0.5}
 EXCLUDED_COMPONENTS = frozenset({"learned", "discriminator"})
 
 
-def row_target(
-    row: Mapping[str, Any], weights: Mapping[str, float] = DEFAULT_TARGET_WEIGHTS
-) -> float | None:
-    """The per-meeting validation score of a metric row: the weighted mean of the weighted keys
+def row_target(row: Mapping[str, Any], weights: Mapping[str, float]) -> float | None:
+    """The per-instance validation score of a metric row (``weights``: s_val's): the weighted
+    mean of the weighted keys
     present in the row (None, missing or non-finite values are left out and the weights
     renormalised over the rest). None when no weighted key is present: such a row is no
     training pair (a 0 would be a wrong label)."""

@@ -27,6 +27,7 @@ from evotrainer.evaluation.validation import Validator
 from evotrainer.harness.genome import HarnessGenome
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.tasks.base import Task
+from evotrainer.tasks.registry import task_default
 from evotrainer.types import Instance
 
 if TYPE_CHECKING:  # the engine hands the judge its constitution (defences/constitution.py)
@@ -61,7 +62,10 @@ class FitnessJudge:
         self.terminal_share = terminal_share
         self.terminal_pool = list(terminal_pool)
         self.terminal_sample = terminal_sample
-        self.s_val_weights = dict(s_val_weights or {"rougeL": 0.5, "action_item_f1": 0.5})
+        # the terminal reward's s_val: the run's, else the task plug-in's default
+        self.s_val_weights = dict(
+            s_val_weights or task_default(task.name, "outer", "s_val_weights") or {}
+        )
         self.seed = seed
         self.on_violation = on_violation
         self.racing = Racing(race_first, race_margin)  # evaluation/racing.py

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evotrainer.config import MetaConfig
+from evotrainer.config import CONCISENESS, HUMAN, QUALITY, MetaConfig
 from evotrainer.errors import ConfigError
 from evotrainer.evaluation.confirmation import RowScores
 from evotrainer.evaluation.evaluator import Evaluator
@@ -95,7 +95,7 @@ class MetaJudge:
         conciseness and, with ratings, people's predicted preference over the baseline on that
         meeting; robustness and diversity are not per meeting and are left out. With only
         quality weighted, this is s_val per meeting. Also the name of the measure."""
-        per_meeting_keys = ("quality", "conciseness", "human")
+        per_meeting_keys = (QUALITY, CONCISENESS, HUMAN)
         used = [k for k in per_meeting_keys if self.objective.weights[k] > 0]
         if self.feedback.model is None and "human" in used:
             used.remove("human")
@@ -109,9 +109,10 @@ class MetaJudge:
             for r in result.per_instance:
                 mid = str(r["instance_id"])
                 v = {"quality": combine_s_val(r, validator.weights)}
-                c = (r.get("rewards") or {}).get("conciseness")
+                concise = self.objective.cfg.concise_component
+                c = (r.get("rewards") or {}).get(concise) if concise else None
                 if c is not None:
-                    v["conciseness"] = 0.0 if r.get("error") else float(c)
+                    v[CONCISENESS] = 0.0 if r.get("error") else float(c)
                 if model is not None and self.baseline and mid in base_rows:
                     h = model.preference(policy_id, {mid: r}, self.baseline, {mid: base_rows[mid]})
                     if h is not None:

@@ -9,8 +9,9 @@ meta-objective is a vector of objectives, each in [0, 1], higher is better:
 - ``diversity``: how different the population's outputs are on the same training meetings
   (mean pairwise word-set distance, averaged over the batch): a harness whose population has
   collapsed onto one answer scores low;
-- ``conciseness``: the task's ``conciseness`` reward component averaged over the validation
-  meetings (length in a target band, no copying of the transcript, no loops);
+- ``conciseness``: the reward component ``meta.concise_component`` names (the task's; the
+  meeting task's ``conciseness``: length in a target band, no copying, no loops) averaged over
+  the validation answers;
 - ``readability``: the task metric's ``readability`` aggregate (the meeting task: minutes free
   of repetition loops, policy/repetition.py; absent for a task whose metric has none);
 - ``human``: the predicted probability that a person prefers this policy's minutes to the best
@@ -30,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from evotrainer.config import OBJECTIVES, MetaConfig
+from evotrainer.config import CONCISENESS, OBJECTIVES, MetaConfig
 from evotrainer.errors import ConfigError
 from evotrainer.evaluation.diversity import mean_pairwise_distance
 from evotrainer.types import ValidationResult
@@ -46,14 +47,16 @@ def output_diversity(outputs_by_instance: Sequence[Sequence[str]]) -> float | No
     return sum(per) / len(per) if per else None
 
 
-def conciseness(result: ValidationResult) -> float | None:
-    """Mean ``conciseness`` reward component over the validation rows (None when the task has no
-    such component). A failed answer counts 0."""
+def conciseness(result: ValidationResult, component: str | None) -> float | None:
+    """Mean of the reward component ``component`` over the validation rows (None when there is
+    none, or no row has it). A failed answer counts 0."""
+    if component is None:
+        return None
     vals = []
     for row in result.per_instance:
         rewards = row.get("rewards") or {}
-        if "conciseness" in rewards:
-            vals.append(0.0 if row.get("error") else float(rewards["conciseness"]))
+        if component in rewards:
+            vals.append(0.0 if row.get("error") else float(rewards[component]))
     return sum(vals) / len(vals) if vals else None
 
 
@@ -79,7 +82,7 @@ class MetaObjective:
             "quality": result.s_val,
             "robustness": _float(result.aggregates.get("robustness")),
             "diversity": diversity,
-            "conciseness": conciseness(result),
+            CONCISENESS: conciseness(result, self.cfg.concise_component),
             "readability": _float(result.aggregates.get("readability")),
             "human": human,
         }

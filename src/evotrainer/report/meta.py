@@ -172,6 +172,8 @@ def human_section(run: RunData, table: Any, esc: Any) -> str:
 
     prior = float((run.config.get("meta") or {}).get("human_prior", 1.0))
     weights = (run.config.get("outer") or {}).get("s_val_weights") or {}
+    concise = (run.config.get("meta") or {}).get("concise_component")
+    components = [concise] if isinstance(concise, str) else []
     rows: dict[str, Any] = {}
     try:
         source = ReviewSource(run.path)
@@ -201,7 +203,7 @@ def human_section(run: RunData, table: Any, esc: Any) -> str:
             num=(1, 2, 3, 4, 5, 6, 7),
         ),
     ]
-    agree = agreement(ratings, rows.get, weights)
+    agree = agreement(ratings, rows.get, weights, components)
     if agree:
         parts.append("<h3>Agreement between people and the automatic metric</h3>")
         parts.append(
@@ -215,7 +217,7 @@ def human_section(run: RunData, table: Any, esc: Any) -> str:
             '<p class="sub">Share of ratings (ties left out) where the metric scores the '
             "preferred minutes higher; 0.5 is a coin.</p>"
         )
-    model = fit_human_model(ratings, rows.get, prior)
+    model = fit_human_model(ratings, rows.get, prior, components)
     if model is not None:
         fw = sorted(model.feature_weights().items(), key=lambda kv: -abs(kv[1]))
         parts.append("<h3>What the ratings reward (human model, standardised features)</h3>")

@@ -350,12 +350,13 @@ def _scores(review: Review) -> Any:
         source.refresh()
     rows_of = source.rows.get
     weights = source.cfg.outer.s_val_weights
-    model = fit_human_model(ratings, rows_of, source.cfg.meta.human_prior)
+    concise = [source.cfg.meta.concise_component] if source.cfg.meta.concise_component else []
+    model = fit_human_model(ratings, rows_of, source.cfg.meta.human_prior, concise)
     return render_template(
         "scores.html",
         run=source.path.name,
         ratings=len(ratings),
         scores=policy_scores(ratings, source.cfg.meta.human_prior),
-        agreement=agreement(ratings, rows_of, weights),
+        agreement=agreement(ratings, rows_of, weights, concise),
         features=model.feature_weights() if model else {},
     )

@@ -41,7 +41,10 @@ class HumanFeedback:
             return {"warning": f"ratings not read: {exc}"}
         n_usable = len(usable(ratings, rows_of))
         enough = n_usable >= self.cfg.human_min_ratings
-        self.model = fit_human_model(ratings, rows_of, self.cfg.human_prior) if enough else None
+        concise = [self.cfg.concise_component] if self.cfg.concise_component else []
+        self.model = (
+            fit_human_model(ratings, rows_of, self.cfg.human_prior, concise) if enough else None
+        )
         if len(ratings) == max(self.seen, 0):  # nothing new (no event for "no ratings yet")
             self.seen = len(ratings)
             return None
@@ -55,5 +58,5 @@ class HumanFeedback:
             "min_ratings": self.cfg.human_min_ratings,
             "feature_weights": self.model.feature_weights() if self.model else {},
             "scores": [s.to_json() for s in policy_scores(ratings, self.cfg.human_prior)],
-            "agreement": agreement(ratings, rows_of, self.s_val_weights),
+            "agreement": agreement(ratings, rows_of, self.s_val_weights, concise),
         }

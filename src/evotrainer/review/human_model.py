@@ -7,8 +7,8 @@ minutes x to minutes x' with probability sigmoid(u(x) - u(x')), where
     u(policy, meeting) = w . z(features of its minutes on that meeting) + b[policy]
 
 - the features are the validation metric's numbers for those minutes (ROUGE-1/2/L, action-item
-  precision/recall/F1, decision recall, the number of action items), the ``conciseness`` reward
-  component and the log word count, standardised over the rated minutes (a metric that does not
+  precision/recall/F1, decision recall, the number of action items for meetings), the reward
+  component ``meta.concise_component`` names (meetings: ``conciseness``) and the log word count, standardised over the rated minutes (a metric that does not
   apply to a meeting takes the mean); so w says which measurable qualities people reward;
 - b is a per-policy offset for what the features miss (0 for a policy nobody rated).
 
@@ -43,8 +43,9 @@ BOOKKEEPING = {
 }
 
 
-def features(row: Row) -> dict[str, float | None]:
-    """The measurable qualities of one policy's minutes on one meeting."""
+def features(row: Row, components: Sequence[str] = ()) -> dict[str, float | None]:
+    """The measurable qualities of one policy's answer on one instance: its metrics, the reward
+    components named (``meta.concise_component``) and its length."""
     out: dict[str, float | None] = {}
     for k, v in row.items():
         if k in BOOKKEEPING or isinstance(v, bool):
@@ -52,8 +53,9 @@ def features(row: Row) -> dict[str, float | None]:
         if v is None or isinstance(v, int | float):
             out[k] = None if v is None or not math.isfinite(v) else float(v)
     rewards = row.get("rewards") or {}
-    if "conciseness" in rewards:
-        out["conciseness"] = float(rewards["conciseness"])
+    for name in components:
+        if name in rewards:
+            out[name] = float(rewards[name])
     out["log_words"] = math.log1p(len(str(row.get("output") or "").split()))
     return out
 
@@ -67,9 +69,10 @@ class HumanModel:
     offsets: dict[str, float]
     ratings_used: int
     offset_se: dict[str, float] = field(default_factory=dict)
+    components: tuple[str, ...] = ()  # the reward components among the features
 
     def _z(self, row: Row) -> np.ndarray:
-        f = features(row)
+        f = features(row, self.components)
         raw = np.array(
             [f.get(k) if f.get(k) is not None else self.mean[i] for i, k in enumerate(self.names)],
             dtype=float,
@@ -115,13 +118,17 @@ def usable(ratings: Sequence[Rating], rows_of: RowsOf) -> list[tuple[Rating, Row
 
 
 def fit_human_model(
-    ratings: Sequence[Rating], rows_of: RowsOf, prior: float = 1.0
+    ratings: Sequence[Rating],
+    rows_of: RowsOf,
+    prior: float = 1.0,
+    components: Sequence[str] = (),
 ) -> HumanModel | None:
-    """Fit on the usable ratings; None when there are none."""
+    """Fit on the usable ratings (``components``: reward components taken as features, the
+    run's ``meta.concise_component``); None when there are none."""
     data = usable(ratings, rows_of)
     if not data:
         return None
-    feats = [features(row) for _, a, b in data for row in (a, b)]
+    feats = [features(row, components) for _, a, b in data for row in (a, b)]
     names = sorted({k for f in feats for k in f})
     table = np.array(
         [[np.nan if f.get(k) is None else f[k] for k in names] for f in feats], dtype=float
@@ -153,4 +160,5 @@ def fit_human_model(
         offsets={p: float(beta[c]) for p, c in col.items()},
         ratings_used=len(data),
         offset_se={p: float(np.sqrt(cov[c, c])) for p, c in col.items()},
+        components=tuple(components),
     )

@@ -23,6 +23,7 @@ from evotrainer.config import ValidationConfig
 from evotrainer.errors import CheckpointError, ConfigError, DataError
 from evotrainer.notices import announce
 from evotrainer.tasks.base import Task, reference_free_keys
+from evotrainer.tasks.registry import task_words
 from evotrainer.types import Instance
 
 T = TypeVar("T")
@@ -187,8 +188,9 @@ def check_references(task: Task, instances: Sequence[Instance], source: str) -> 
     unusable = [i.id for i in instances if not usable_keys(task, i)]
     if len(unusable) == len(instances):
         raise DataError(
-            f"{source}: no meeting has a reference any validation metric can use (references "
-            "need summary, decisions, action_items or free-form minutes): every s_val would be 0"
+            f"{source}: none of the {task_words(task.name).instances} has a reference any "
+            "validation metric can use (docs/data.md: what a reference holds): every s_val "
+            "would be 0"
         )
     warnings = []
     if unusable:

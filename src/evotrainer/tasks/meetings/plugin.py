@@ -60,6 +60,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "outer": {"s_val_weights": {"rougeL": 0.4, "action_item_f1": 0.4, "readability": 0.2}},
     "validation": {"data": DEFAULT_VAL_DATA},
     "defences": {"terminal_data": DEFAULT_REAL_DATA},
+    "meta": {"concise_component": "conciseness"},
     # measured on 16 AMI train developer meetings, seeds A-C (benchmarks/readability.py,
     # docs/readability.md): no loops left, 0.95 distinct 4-grams, 106 words per answer
     "inner": {
