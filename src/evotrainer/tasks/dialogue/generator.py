@@ -40,8 +40,9 @@ class DialogueGenerator:
 
     kinds: tuple[str, ...] = KINDS
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, follow_mix: bool = True) -> None:
         self.db = db
+        self.follow_mix = follow_mix  # False: every persona alike, whatever the mix says
 
     def sample(
         self,

@@ -241,17 +241,29 @@ def _reference(metadata: Mapping, domain: str) -> str:
 
 
 def _focus(domain: str, texts: Sequence[str], db: Database) -> str:
-    """The place the texts named last (a train by its ID)."""
-    best, at = "", -1
-    for i, text in enumerate(texts):
+    """The place the last text naming places named (a train by its ID); "" when that text
+    names several (the question is about all of them: every shown row is in question)."""
+    best = ""
+    for text in texts:
         if domain == "train":
-            for m in TRAIN_ID.finditer(text):
-                best, at = clean_value("trainID", m.group(0)), i
+            named = {clean_value("trainID", m.group(0)) for m in TRAIN_ID.finditer(text)}
         else:
-            names = db.named_in(domain, text)
-            if names and i >= at:
-                best, at = names[0], i
+            named = set(distinct_names(db, domain, text))
+        if named:
+            best = next(iter(named)) if len(named) == 1 else ""
     return best
+
+
+def distinct_names(db: Database, domain: str, text: str) -> list[str]:
+    """The places ``text`` names, a name inside a longer one found not counted ("the
+    cambridge punter" does not also name "punter")."""
+    t = norm(text)
+    out = []
+    for n in db.named_in(domain, text):  # longest first
+        if n in t:
+            out.append(n)
+            t = t.replace(n, "|")
+    return out
 
 
 # -- held out, from the database -----------------------------------------------------------

@@ -8,6 +8,10 @@ gzip-compressed JSON (``val.json.gz``, ``test-dev.json.gz``). Two views of a fil
 
 A file that is not JSON, a dialogue without its goal or log, or a malformed goal raises
 DataError naming the file and the dialogue.
+
+Items can also be written to and read from a JSONL file of their own (``save_items``; a
+``.jsonl`` path): one item per line, its id kept. The benchmark's "just use your labels" method
+trains on such a copy of the selection items; a bad line raises DataError naming file and line.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import gzip
 import json
 from collections.abc import Collection, Mapping
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +56,63 @@ def read_dialogues(path: str | Path) -> dict[str, Mapping[str, Any]]:
         ):
             raise DataError(f"{p}: dialogue {did!r} has no goal object or no log list")
     return data
+
+
+ITEM_FIELDS = ("dialogue_id", "turn", "context", "domain", "constraints", "requested")
+
+
+def is_items_file(path: str | Path) -> bool:
+    return Path(path).suffix.lower() == ".jsonl"
+
+
+def save_items(path: str | Path, instances: list[Instance]) -> Path:
+    """The items, one JSON object a line (their ids kept)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with p.open("w", encoding="utf-8") as fh:
+        for inst in instances:
+            it = inst.payload
+            if not isinstance(it, ReplyItem):
+                raise TypeError(f"instance {inst.id!r} is not a reply item")
+            rec = {"id": inst.id, **asdict(it)}
+            fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    return p
+
+
+def read_items(path: str | Path) -> list[Instance]:
+    """The items of a JSONL file written by ``save_items``."""
+    out = []
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: cannot read it: {exc}") from None
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+            missing = [k for k in ("id", *ITEM_FIELDS) if k not in rec]
+            if missing:
+                raise ValueError(f"no {', '.join(missing)}")
+            item = ReplyItem(
+                str(rec["dialogue_id"]),
+                int(rec["turn"]),
+                tuple((str(w), str(t)) for w, t in rec["context"]),
+                str(rec["domain"]),
+                tuple((str(k), str(v)) for k, v in rec["constraints"]),
+                tuple(str(s) for s in rec["requested"]),
+                str(rec.get("focus") or ""),
+                str(rec.get("booking_ref") or ""),
+                str(rec.get("human_reply") or ""),
+            )
+        except (ValueError, TypeError) as exc:
+            raise DataError(f"{path}, line {n}: not a dialogue item: {exc}") from None
+        if item.domain not in DOMAINS or not item.requested:
+            raise DataError(f"{path}, line {n}: an item needs a known domain and requested slots")
+        out.append(replace(item_instance(item), id=str(rec["id"])))
+    if not out:
+        raise DataError(f"{path}: holds no items")
+    return out
 
 
 def item_id(item: ReplyItem) -> str:

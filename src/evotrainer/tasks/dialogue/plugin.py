@@ -41,6 +41,12 @@ class DialogueTaskConfig(TaskConfig):
         "turns of the human dialogues that ask for a slot (the meta-objective); goals = the "
         "dialogues' goals, each a conversation with a fixed cooperative customer (success)",
     )
+    persona_mix: Literal["harness", "uniform"] = Field(
+        "harness",
+        description="harness = the harness's task mix draws the simulated customers' personas "
+        "(the outer loop evolves it); uniform = every persona alike whatever the mix (an "
+        "ablation)",
+    )
 
 
 DEFAULTS: dict[str, dict[str, Any]] = {
@@ -95,6 +101,7 @@ def build(cfg: DialogueTaskConfig) -> Task:
         max_rows=cfg.max_rows,
         user_model=cfg.user_model,
         validate_on=cfg.validate_on,
+        persona_mix=cfg.persona_mix,
     )
 
 

@@ -23,11 +23,6 @@ SEED_TEXTS: dict[str, str] = {
         "one or two sentences. If nothing matches, say so and ask what to change. Never make "
         "up phone numbers, postcodes or references."
     ),
-    "D": (
-        "You help visitors to Cambridge find restaurants, hotels, attractions, trains and "
-        "taxis. Ask for what you need to know, recommend a place from the rows, and confirm "
-        "bookings with the reference number shown."
-    ),
 }
 
 

@@ -54,7 +54,9 @@ class DialogueTask(BaseTask):
     """``max_turns``: clerk replies per conversation; ``max_rows``: database rows shown;
     ``user_model``: None (the agenda's own words), "agent" (the agent's model voices the
     customer) or a model spec; ``validate_on``: what ``load`` reads from a MultiWOZ file
-    (items = the human reply turns; goals = conversations with a cooperative customer)."""
+    (items = the human reply turns; goals = conversations with a cooperative customer);
+    ``persona_mix``: "harness" (the harness's task mix draws the personas) or "uniform" (every
+    persona alike, whatever the harness says: the benchmark's ablation)."""
 
     name = "dialogue"
 
@@ -65,6 +67,7 @@ class DialogueTask(BaseTask):
         max_rows: int = 5,
         user_model: str | None = None,
         validate_on: str = "items",
+        persona_mix: str = "harness",
     ) -> None:
         if not 1 <= int(max_turns) <= 30:
             raise ConfigError(f"task.max_turns must be between 1 and 30, got {max_turns}")
@@ -75,6 +78,9 @@ class DialogueTask(BaseTask):
         self.max_rows = int(max_rows)
         self.user_model = user_model or None
         self.validate_on = validate_on
+        if persona_mix not in ("harness", "uniform"):
+            raise ConfigError(f"task.persona_mix must be harness or uniform, got {persona_mix!r}")
+        self.persona_mix = persona_mix
         self.episodes = Episodes(db, self.max_rows)
         self.user_client: LLMClient | None = None
 
@@ -87,7 +93,7 @@ class DialogueTask(BaseTask):
     def generator(self) -> TaskGenerator:
         from evotrainer.tasks.dialogue.generator import DialogueGenerator
 
-        return DialogueGenerator(self.db)
+        return DialogueGenerator(self.db, follow_mix=self.persona_mix == "harness")
 
     # -- the environment -----------------------------------------------------------------
     def environment_model(self) -> str | None:
@@ -178,17 +184,31 @@ class DialogueTask(BaseTask):
     def load(self, path: str | Path) -> list[Instance]:
         """The validation view of a MultiWOZ file: its items, or (``validate_on="goals"``) its
         goals with a cooperative customer."""
-        from evotrainer.tasks.dialogue.loader import load_goals, load_items
+        from evotrainer.tasks.dialogue.loader import (
+            is_items_file,
+            load_goals,
+            load_items,
+            read_items,
+        )
 
+        if is_items_file(path):
+            return read_items(path)
         if self.validate_on == "goals":
             return load_goals(path, self.db, personas="cooperative")
         return load_items(path, self.db)
 
     def load_training(self, path: str | Path, held_out: Collection[str]) -> list[Instance]:
-        """The file's goals as real customers (personas mixed), none from a dialogue that a
-        held-out validation instance comes from."""
-        from evotrainer.tasks.dialogue.loader import dialogue_of, load_goals
+        """A MultiWOZ file's goals as real customers (personas mixed), none from a dialogue
+        that a held-out validation instance comes from; an items file's items."""
+        from evotrainer.tasks.dialogue.loader import (
+            dialogue_of,
+            is_items_file,
+            load_goals,
+            read_items,
+        )
 
+        if is_items_file(path):  # a file of items trains on its items (the labels themselves)
+            return read_items(path)
         return load_goals(path, self.db, "mixed", {dialogue_of(i) for i in held_out})
 
     def synthetic_validation(self, n: int, seed: int) -> list[Instance]:
