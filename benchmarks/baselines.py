@@ -18,7 +18,7 @@ Every call of either goes through ``stack.client`` (MeteredLLM under a per-metho
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,6 +55,8 @@ class Scorer:
     sampling: SamplingParams
     weights: Mapping[str, float]
     metric: MinutesMetric | None = None  # default: the task's (its empty-reference rule)
+    # what GEPA's reflection reads about one rollout (default: the meeting task's feedback)
+    feedback: Callable[[Instance, Scored], str] | None = None
 
     def __post_init__(self) -> None:
         if self.metric is None:
@@ -148,7 +150,7 @@ class MinutesGEPAAdapter:
                 {
                     "Inputs": {"transcript (excerpt)": excerpt},
                     "Generated Outputs": scored.output[:600],
-                    "Feedback": feedback_text(inst, scored),
+                    "Feedback": (self.scorer.feedback or feedback_text)(inst, scored),
                 }
             )
         return {name: records for name in components_to_update}
