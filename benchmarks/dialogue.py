@@ -34,7 +34,7 @@ from evotrainer.types import Instance
 
 S_VAL = dict(DEFAULTS["outer"]["s_val_weights"])
 SEED_R = dict(DEFAULTS["harness"]["weights"])  # the task's seed weights
-LABELS_R = {"requests": 0.5, "inform": 0.25, "grounded": 0.25}  # s_val itself, on the items
+LABELS_R = {"requests": 0.6, "inform": 0.2, "grounded": 0.2}  # s_val's weights, on the items
 ENGINE_METHODS = ("fixed", "evotrainer", "labels_ga", "uniform_mix")
 SCORE_KEYS = ("request_recall", "inform_match", "grounded")
 COLUMNS = (("request_recall", "request recall"), ("grounded", "grounded"))

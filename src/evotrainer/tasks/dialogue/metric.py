@@ -2,6 +2,10 @@
 MultiWOZ context) it is request recall, inform match and groundedness (items.py); on
 conversations with the fixed cooperative customer (``task.validate_on: goals``, the second,
 separately labelled objective) the same keys over the conversation and task success.
+
+Every key is defined on every item, so that s_val weighs them over the same items: a reply that
+names no place and gives no value informs nothing (inform_match 0) and invents nothing
+(grounded 1). (The reward components leave such a reply out of those two instead.)
 """
 
 from __future__ import annotations
@@ -25,8 +29,8 @@ class DialogueMetric:
         e = self.episodes.of(instance, output, parsed)
         return {
             "request_recall": e.requests,
-            "inform_match": e.inform,
-            "grounded": e.grounded,
+            "inform_match": e.inform if e.inform is not None else 0.0,
+            "grounded": e.grounded if e.grounded is not None else 1.0,
             "success": e.success,
         }
 

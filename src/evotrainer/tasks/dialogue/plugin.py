@@ -66,7 +66,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "reference_components": [],
         "switchable": [],
     },
-    "outer": {"s_val_weights": {"request_recall": 0.5, "inform_match": 0.25, "grounded": 0.25}},
+    "outer": {"s_val_weights": {"request_recall": 0.6, "inform_match": 0.2, "grounded": 0.2}},
     "validation": {"data": DEFAULT_VAL_DATA, "limit": 24},
     "defences": {"terminal_data": None},
 }
