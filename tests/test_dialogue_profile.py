@@ -96,3 +96,27 @@ def test_without_the_data_the_profile_says_its_splits_are_synthetic(tmp_path):
 def test_an_unknown_dialogue_method_is_refused(tmp_path):
     with pytest.raises(ValueError, match="not an engine method"):
         dialogue.engine_overrides("inner_ga", None, tmp_path / "copy.jsonl")
+
+
+def test_the_profile_runs_against_an_openai_compatible_server(tmp_path):
+    """The documented command with ``--model openai:<model> --base-url URL``: here a local
+    server that answers as the reference clerk."""
+    from evotrainer.llm.base import SamplingParams
+    from evotrainer.llm.fake_server import LatencyServer
+    from evotrainer.tasks.dialogue.clerk import clerk_answer
+    from evotrainer.types import Message
+
+    clerk = clerk_answer(False)
+
+    def answer(body: dict) -> str:
+        return clerk([Message(m["role"], m["content"]) for m in body["messages"]], SamplingParams())
+
+    with LatencyServer(latency_s=0.0, answer=answer) as server:
+        argv = args(tmp_path, "--cells", "seeds,fixed:0", "--base-url", server.url)
+        argv[argv.index("fake:clerk")] = "openai:clerk"
+        quality.main(argv)
+        assert server.requests > 0
+    cells = {p.stem: json.loads(p.read_text()) for p in (tmp_path / "res" / "cells").glob("*")}
+    assert {c: r["status"] for c, r in cells.items()} == {"seeds": "ok", "fixed-seed0": "ok"}
+    summary = json.loads((tmp_path / "res" / "summary.json").read_text())
+    assert summary["methods"]["fixed"]["test"]["test-dev"]["request_recall"]["mean"] >= 0.9

@@ -150,8 +150,8 @@ def _booking_lines(s: DomainState) -> tuple[str, ...]:
 def _fits(s: DomainState) -> bool:
     if s.chosen is None:
         return False
-    if s.domain == "taxi":
-        return True
+    if s.domain == "taxi":  # sent once its details are known: it fits when the clerk says which
+        return "car type" in s.given
     return satisfies(s.domain, s.chosen, s.constraints)
 
 
