@@ -12,7 +12,10 @@ A simulator, rewards and metric that are right give the reference clerk high suc
 request recall and the inventing clerk low scores. Writes
 benchmarks/results/dialogue-reference.json (docs/dialogue.md's table). Seconds on a CPU.
 
-    python benchmarks/dialogue_reference.py [--data-dir ../shared/data/dialogue/multiwoz]
+    python benchmarks/dialogue_reference.py [--val-data FILE] [--test-data FILE] [--db DIR]
+
+Without the MultiWOZ files it scores held-out synthetic items and goals on the invented
+database instead, and says so.
 """
 
 from __future__ import annotations
@@ -35,10 +38,10 @@ from evotrainer.evaluation.validation import Validator  # noqa: E402
 from evotrainer.llm.base import LLMClient, SamplingParams  # noqa: E402
 from evotrainer.policy.genome import PolicyGenome  # noqa: E402
 from evotrainer.tasks.dialogue.clerk import inventing_clerk, reference_clerk  # noqa: E402
-from evotrainer.tasks.dialogue.database import load_database  # noqa: E402
 from evotrainer.tasks.dialogue.generator import DialogueGenerator  # noqa: E402
+from evotrainer.tasks.dialogue.invented_db import invented_database  # noqa: E402
 from evotrainer.tasks.dialogue.personas import KINDS  # noqa: E402
-from evotrainer.tasks.dialogue.plugin import DATA_DIR, DEFAULTS  # noqa: E402
+from evotrainer.tasks.dialogue.plugin import DATA_DIR, DEFAULT_DB, DEFAULTS, database  # noqa: E402
 from evotrainer.tasks.dialogue.task import DialogueTask  # noqa: E402
 from evotrainer.types import Instance  # noqa: E402
 
@@ -68,18 +71,23 @@ def scores(task: DialogueTask, clerk: LLMClient, instances: list[Instance], sour
     }
 
 
-def run(data_dir: Path, max_turns: int) -> dict[str, Any]:
-    db = load_database(data_dir / "db")
-    items = DialogueTask(db, max_turns=max_turns)
-    goals = DialogueTask(db, max_turns=max_turns, validate_on="goals")
-    sets = {
-        "val items (meta-objective)": (items, items.load(data_dir / "val.json.gz")),
-        "test-dev items": (items, items.load(data_dir / "test-dev.json.gz")),
-        "test-dev goals, cooperative customer (success)": (
-            goals,
-            goals.load(data_dir / "test-dev.json.gz"),
-        ),
-    }
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """The sets and both clerks' scores on them; without the MultiWOZ files, held-out
+    synthetic items and goals on the invented database (the log and the set names say so)."""
+    val, test = Path(args.val_data), Path(args.test_data)
+    real = val.is_file() and test.is_file()
+    db = database(args.db) if real else invented_database()
+    items = DialogueTask(db, max_turns=args.max_turns)
+    goals = DialogueTask(db, max_turns=args.max_turns, validate_on="goals")
+    if real:
+        sets = {
+            "val items (meta-objective)": (items, items.load(val)),
+            "test-dev items": (items, items.load(test)),
+            "test-dev goals, cooperative customer (success)": (goals, goals.load(test)),
+        }
+    else:
+        C.log(f"{val} or {test} not found: SYNTHETIC items on the invented database instead")
+        sets = {"synthetic items (no MultiWOZ data)": (items, items.synthetic_validation(300, 0))}
     gen = DialogueGenerator(db)
     for persona in KINDS:
         rng = random.Random(f"reference-{persona}")
@@ -108,17 +116,16 @@ def table(results: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--data-dir", default=DATA_DIR, help="the MultiWOZ folder (db/, *.json.gz)")
+    ap.add_argument("--val-data", default=f"{DATA_DIR}/val.json.gz", help="validation items")
+    ap.add_argument("--test-data", default=f"{DATA_DIR}/test-dev.json.gz", help="test items, goals")
+    ap.add_argument("--db", default=DEFAULT_DB, help="the MultiWOZ databases (db/)")
     ap.add_argument("--max-turns", type=int, default=8, help="clerk replies per conversation")
     ap.add_argument("--out", default=str(C.RESULTS / "dialogue-reference.json"))
     args = ap.parse_args(argv)
-    data_dir = Path(args.data_dir)
-    if not (data_dir / "db").is_dir():
-        raise SystemExit(f"{data_dir}/db not found: this check needs the MultiWOZ files")
     commit = subprocess.run(
         ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=False
     )
-    results = run(data_dir, args.max_turns)
+    results = run(args)
     doc = {
         "benchmark": "dialogue_reference",
         "commit": commit.stdout.strip() or None,
