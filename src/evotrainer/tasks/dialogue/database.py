@@ -74,10 +74,17 @@ class Database:
         return [r for r in self.rows.get(domain, ()) if norm(row_entity(domain, r)) == key]
 
     def named_in(self, domain: str, text: str) -> list[str]:
-        """The entities of ``domain`` that ``text`` names, longest name first."""
+        """The entities of ``domain`` that ``text`` names (normalised), longest name first; a
+        name found only inside a longer one found does not count ("the cambridge punter" does
+        not also name "punter")."""
         t = norm(text)
         hits = [n for n in self.names.get(domain, ()) if len(n) >= 4 and n in t]
-        return sorted(hits, key=lambda n: (-len(n), n))
+        out = []
+        for n in sorted(hits, key=lambda n: (-len(n), n)):
+            if n in t:
+                out.append(n)
+                t = t.replace(n, "|")
+        return out
 
 
 def satisfies(domain: str, row: Row, constraints: Mapping[str, str]) -> bool:

@@ -250,22 +250,10 @@ def _focus(domain: str, texts: Sequence[str], db: Database) -> str:
         if domain == "train":
             named = {clean_value("trainID", m.group(0)) for m in TRAIN_ID.finditer(text)}
         else:
-            named = set(distinct_names(db, domain, text))
+            named = set(db.named_in(domain, text))
         if named:
             best = next(iter(named)) if len(named) == 1 else ""
     return best
-
-
-def distinct_names(db: Database, domain: str, text: str) -> list[str]:
-    """The places ``text`` names, a name inside a longer one found not counted ("the
-    cambridge punter" does not also name "punter")."""
-    t = norm(text)
-    out = []
-    for n in db.named_in(domain, text):  # longest first
-        if n in t:
-            out.append(n)
-            t = t.replace(n, "|")
-    return out
 
 
 # -- held out, from the database -----------------------------------------------------------
