@@ -176,3 +176,15 @@ def test_a_named_database_folder_must_exist(tmp_path):
     cfg = config_from_dict({"task": {"name": "dialogue", "db": str(tmp_path / "nowhere")}})
     with pytest.raises(DataError, match="nowhere"):
         build_task(cfg.task)
+
+
+def test_without_the_default_database_the_invented_one_is_used_and_said(
+    tmp_path, monkeypatch, caplog
+):
+    from evotrainer.tasks.registry import build_task
+
+    monkeypatch.chdir(tmp_path)  # ../shared/data/dialogue/multiwoz/db is not there
+    with caplog.at_level("WARNING"):
+        task = build_task(config_from_dict({"task": {"name": "dialogue"}}).task)
+    assert task.db.source.startswith("invented")
+    assert "invented database" in caplog.text

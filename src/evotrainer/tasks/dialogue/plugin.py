@@ -4,6 +4,7 @@ dialogues for goals and selection; test-dev only to test claims, never named her
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any, Literal
 
@@ -11,10 +12,10 @@ from pydantic import Field
 
 from evotrainer.config import TaskConfig
 from evotrainer.errors import DataError
-from evotrainer.notices import announce
 from evotrainer.tasks.base import Task
 from evotrainer.tasks.registry import TaskPlugin, TaskWords
 
+log = logging.getLogger(__name__)
 DATA_DIR = "../shared/data/dialogue/multiwoz"
 DEFAULT_DB = f"{DATA_DIR}/db"
 DEFAULT_VAL_DATA = f"{DATA_DIR}/val.json.gz"
@@ -85,9 +86,11 @@ def database(path: str):
             f"task.db {path}: no such folder (the MultiWOZ databases, <domain>_db.json). Only "
             f"the default, {DEFAULT_DB}, falls back to the invented database."
         )
-    announce(
-        f"the MultiWOZ databases {DEFAULT_DB!r} not found: the dialogue task runs on a small "
-        "invented database (its scores say nothing about MultiWOZ)"
+    # a logged warning (the command line prints it): no run event reports the task's database
+    log.warning(
+        "the MultiWOZ databases %r not found: the dialogue task runs on a small invented "
+        "database (its scores say nothing about MultiWOZ)",
+        DEFAULT_DB,
     )
     return invented_database()
 
