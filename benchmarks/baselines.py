@@ -18,7 +18,7 @@ Every call of either goes through ``stack.client`` (MeteredLLM under a per-metho
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -59,6 +59,8 @@ class Scorer:
     sampling: SamplingParams
     weights: Mapping[str, float]
     metric: MinutesMetric | None = None  # default: the task's (its empty-reference rule)
+    # what GEPA's reflection reads about one rollout (default: the meeting task's feedback)
+    feedback: Callable[[Instance, Scored], str] | None = None
     decoding: DecodingGenes = field(default_factory=DecodingGenes)
     cut: LoopCut = field(default_factory=LoopCut)
 
@@ -156,7 +158,7 @@ class MinutesGEPAAdapter:
                 {
                     "Inputs": {"transcript (excerpt)": excerpt},
                     "Generated Outputs": scored.output[:600],
-                    "Feedback": feedback_text(inst, scored),
+                    "Feedback": (self.scorer.feedback or feedback_text)(inst, scored),
                 }
             )
         return {name: records for name in components_to_update}

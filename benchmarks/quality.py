@@ -243,9 +243,45 @@ PROFILES["distill-readable"] = {
     "genes": "task",
     "s_val_weights": "task",
 }
+# Issue 48: a third domain. The scarce-labels protocol on the dialogue task (a Cambridge
+# tourist-information clerk against simulated customers): 12 MultiWOZ val items select, 12 more
+# confirm, the goals of the other val dialogues are the unlabelled training customers, 300
+# test-dev items test. The fixed harness (cooperative customers only, L 0.2, the seed weights),
+# co-evolution (persona mix, L, real share, weights), the GA on the selection items, GEPA on
+# them, and co-evolution with a uniform persona mix (the ablation). Protocol in
+# docs/dialogue.md, "The benchmark" (benchmarks/dialogue.py).
+PROFILES["dialogue"] = {
+    "task": "dialogue",
+    "budget": 600,
+    "seeds": 3,
+    "n_selection": 12,
+    "n_confirm": 12,
+    "n_gepa_train": 0,
+    "n_test": 300,
+    "max_turns": 6,
+    "max_rows": 4,
+    "max_tokens": 96,
+    "operator_max_tokens": 200,
+    "n_ctx": 4096,
+    "population": 6,
+    "elites": 3,
+    "tasks_per_generation": 3,
+    "outer_every": 1,
+    "outer_variants": 2,
+    "trial_generations": 1,
+    "difficulty": 0.2,
+    "real_data": False,  # each method's harness says (benchmarks/dialogue.py)
+    "real_share": None,
+    "engine_set": [],
+    "random_batch": 6,
+    "results_name": "quality-dialogue",
+    "methods": ["seeds", "fixed", "evotrainer", "labels_ga", "gepa", "uniform_mix"],
+    "cells": True,
+}
 METHODS = ("seeds", "random_search", "inner_ga", "evotrainer", "gepa", "evoprompt_ga")
-SCARCE_METHODS = ("fixed", "labels_ga")  # cells of the scarce profile only
-CELL_METHODS = METHODS + SCARCE_METHODS + DISTILL_METHODS
+SCARCE_METHODS = ("fixed", "labels_ga")  # cells of the scarce (and dialogue) profile only
+DIALOGUE_METHODS = ("uniform_mix",)  # cells of the dialogue profile only
+CELL_METHODS = METHODS + SCARCE_METHODS + DIALOGUE_METHODS + DISTILL_METHODS
 ROWS = (
     "seed_A",
     "seed_B",
@@ -257,7 +293,7 @@ ROWS = (
     "gepa",
     "evoprompt_ga",
 )
-CELL_ROWS = ROWS + SCARCE_METHODS + DISTILL_METHODS
+CELL_ROWS = ROWS + SCARCE_METHODS + DIALOGUE_METHODS + DISTILL_METHODS
 DESCRIPTIONS = {
     "seed_A": "seed policy A unchanged",
     "seed_B": "seed policy B unchanged",
@@ -276,6 +312,8 @@ DESCRIPTIONS = {
     "alternation_frozen": "the GA alone with distillation (the harness frozen)",
     "alternation_per_scale": "alternation, its pairs ranked against answers on the same reward "
     "components (added after the five)",
+    "uniform_mix": "co-evolution with every simulated persona alike (dialogue profile: the "
+    "persona mix ablated)",
 }
 TEST_KEYS = ("rougeL", "action_item_f1", "rouge1", "rouge2", "decision_recall")
 
@@ -334,9 +372,30 @@ class Bench:
         self.budget = int(prof["budget"])
         self.weights = profile_weights(prof)
         self.decoding, self.cut = profile_genes(prof)
-        self.task = make_task(prof)
+        self.domain = prof.get("task", "meetings")
         self.work: Path = Path(args.work_dir) if args.work_dir else C.WORK / f"quality-{args.tag}"
         self.work.mkdir(parents=True, exist_ok=True)
+        self.confirmation: C.Split | None = None
+        self.scarce: dict[str, Any] | None = None
+        if self.domain == "dialogue":
+            self._dialogue_data()
+        else:
+            self._meeting_data()
+        for s in (self.selection, self.confirmation, self.gepa_train, *self.tests.values()):
+            if s is not None:
+                C.log(s.info["message"])
+        self._backend: LLMClient | None = None
+        self.engine_runs: Path | None = None  # set by the standard profile: keep run dirs
+        self.wrap_backend: Callable[[LLMClient], LLMClient] | None = None  # e.g. progress logs
+        self._endpoint: LLMClient | None = None
+        self.server: C.LlamaServer | None = None
+        self.endpoint_info: dict[str, Any] = {}
+
+    def _meeting_data(self) -> None:
+        """The meeting profiles' splits: AMI train (selection, confirmation, GEPA's train set),
+        the test sets, and the scarce profile's files."""
+        args, prof = self.args, self.prof
+        self.task = make_task(prof)
         with_items = prof["selection_with_action_items"]
         self.selection = C.load_split(
             self.task,
@@ -348,7 +407,6 @@ class Bench:
         )
         used = set(self.selection.info["ids"])
         # the engine's confirmation part (validation.confirm): further train meetings
-        self.confirmation: C.Split | None = None
         if prof.get("n_confirm"):
             self.confirmation = C.load_split(
                 self.task,
@@ -385,16 +443,31 @@ class Bench:
                 synthetic_seed=2002 + i,
             )
         self.test = next(iter(self.tests.values()))
-        self.scarce: dict[str, Any] | None = self._scarce_data(used) if prof.get("scarce") else None
-        for s in (self.selection, self.confirmation, self.gepa_train, *self.tests.values()):
-            if s is not None:
-                C.log(s.info["message"])
-        self._backend: LLMClient | None = None
-        self.engine_runs: Path | None = None  # set by the standard profile: keep run dirs
-        self.wrap_backend: Callable[[LLMClient], LLMClient] | None = None  # e.g. progress logs
-        self._endpoint: LLMClient | None = None
-        self.server: C.LlamaServer | None = None
-        self.endpoint_info: dict[str, Any] = {}
+        self.scarce = self._scarce_data(used) if prof.get("scarce") else None
+
+    def _dialogue_data(self) -> None:
+        """The dialogue profile's splits, task and harnesses (benchmarks/dialogue.py)."""
+        from benchmarks import dialogue as D
+
+        self.task = D.make_task(self.prof, self.args)
+        self.weights = dict(D.S_VAL)
+        data = D.load_splits(self.task, self.prof, self.args)
+        self.selection, self.confirmation = data["selection"], data["confirmation"]
+        self.gepa_train = self.selection  # GEPA trains and validates on the selection items
+        self.tests = data["tests"]
+        self.test = next(iter(self.tests.values()))
+        copy = D.write_labelled_copy(
+            self.selection.instances, self.work / "dialogue" / "selection-labelled.jsonl"
+        )
+        self.scarce = {"pool": data["val"], "labelled_copy": copy, "labels": data["labels"]}
+
+    def seed_policies(self) -> list[PolicyGenome]:
+        """The task's hand-written seeds A, B, C."""
+        if self.domain == "dialogue":
+            from benchmarks import dialogue as D
+
+            return D.seed_policies()
+        return seed_policies()
 
     def _scarce_data(self, labelled: set[str]) -> dict[str, Any]:
         """The scarce profile's files: the unlabelled pool and the labelled copy of the
@@ -454,7 +527,7 @@ class Bench:
         if self._endpoint is not None:
             return self._endpoint
         spec = self.args.model
-        if spec == C.FAKE_SPEC:
+        if spec == C.FAKE_SPEC or spec.startswith("fake:"):
             self._endpoint = self.backend
             self.endpoint_info = {"kind": "fake (in-process)"}
         elif spec.startswith("openai:"):
@@ -501,8 +574,8 @@ class Bench:
         )
 
     def seeds(self) -> list[PolicyGenome]:
-        """The seed policies A, B, C with the profile's decoding and loop-cut genes."""
-        return [with_genes(p, self.decoding, self.cut) for p in seed_policies()]
+        """The task's seed policies A, B, C with the profile's decoding and loop-cut genes."""
+        return [with_genes(p, self.decoding, self.cut) for p in self.seed_policies()]
 
     # -- methods --------------------------------------------------------------------------
     def run_seeds(self, seed: int) -> dict[str, RunOut]:
@@ -644,11 +717,7 @@ class Bench:
             # reserve_final (default): the engine holds back the calls one validation costs and
             # validates its final best when the cap stops the run
             "budget": {"max_calls": self.budget},
-            "task": {
-                "max_input_tokens": p["max_input_tokens"],
-                "truncation": "head_tail",
-                "empty_reference_items": self.task.empty_reference_items,
-            },
+            "task": self.task_section(method),
             "inner": {
                 "population": p["population"],
                 "elites": p["elites"],
@@ -668,7 +737,10 @@ class Bench:
 
             data["distill"] = engine_distill(int(p.get("distill_after", 3)))
         if self.scarce is not None:
-            from benchmarks.scarce import engine_overrides
+            if self.domain == "dialogue":
+                from benchmarks.dialogue import engine_overrides
+            else:
+                from benchmarks.scarce import engine_overrides
 
             name = method or ("evotrainer" if outer else "fixed")
             extra = engine_overrides(name, self.scarce["pool"], self.scarce["labelled_copy"])
@@ -677,6 +749,28 @@ class Bench:
             data["outer"].update(extra.get("outer", {}))
         cfg = RunConfig.model_validate(data)
         return with_overrides(cfg, [*p.get("engine_set", []), *self.args.engine_set])
+
+    def engine_task(self, cfg: RunConfig) -> Any:
+        """The task an engine cell runs: the profile's, or (dialogue) the one its config's
+        ``task`` section builds (the uniform_mix method's persona mix differs)."""
+        if self.domain != "dialogue":
+            return self.task
+        from evotrainer.tasks.registry import build_task
+
+        return build_task(cfg.task)
+
+    def task_section(self, method: str | None) -> dict[str, Any]:
+        """The engine config's ``task`` section: the profile's cut (meetings) or the dialogue
+        task's settings (the uniform_mix method's persona mix)."""
+        if self.domain == "dialogue":
+            from benchmarks.dialogue import task_section
+
+            return task_section(self.prof, self.args, method)
+        return {
+            "max_input_tokens": self.prof["max_input_tokens"],
+            "truncation": "head_tail",
+            "empty_reference_items": self.task.empty_reference_items,
+        }
 
     def engine_validation(self) -> list[Instance]:
         """The validation list handed to the engine: the selection meetings, plus (standard
@@ -722,7 +816,10 @@ class Bench:
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{cache}{suffix}").unlink(missing_ok=True)
             co = CoEvolution(
-                cfg, task=self.task, llm=self.backend, validation=self.engine_validation()
+                cfg,
+                task=self.engine_task(cfg),
+                llm=self.backend,
+                validation=self.engine_validation(),
             )
         else:  # a killed cell goes on from its last checkpoint (see resume_point)
             C.log(
@@ -731,7 +828,10 @@ class Bench:
                 "generation in progress forgotten, to be paid again)"
             )
             co, _ = CoEvolution.resume(
-                run_dir, task=self.task, llm=self.backend, validation=self.engine_validation()
+                run_dir,
+                task=self.engine_task(cfg),
+                llm=self.backend,
+                validation=self.engine_validation(),
             )
         res = co.run(run_dir)
         best, best_s = res.best, res.best_s_val
@@ -782,7 +882,7 @@ class Bench:
             "gepa",
             seed,
             run_gepa,
-            seed_policies()[0].render(),
+            self.seed_policies()[0].render(),
             self.gepa_train.instances,
             self.selection.instances,
         )
@@ -794,7 +894,7 @@ class Bench:
             "evoprompt_ga",
             seed,
             run_evoprompt,
-            [p.render() for p in seed_policies()],
+            [p.render() for p in self.seed_policies()],
             self.selection.instances,
         )
 
@@ -803,6 +903,10 @@ class Bench:
         ``best`` and ``selection_s_val``) on its own metered endpoint stack."""
         t0 = time.perf_counter()
         scorer = self._scorer(name, seed)
+        if self.domain == "dialogue":
+            from benchmarks.dialogue import feedback_text
+
+            scorer.feedback = feedback_text
         out = optimise(scorer, *inputs, self.operator_sampling(seed), seed)
         best = with_genes(
             PolicyGenome.from_text(out.pop("best"), name=name), self.decoding, self.cut
@@ -1190,6 +1294,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     ap.add_argument("--test-data", default=C.DEFAULT_TEST, help="test set ami-dev (JSONL)")
     ap.add_argument("--icsi-data", default=C.DEFAULT_ICSI, help="test set icsi (JSONL; standard)")
+    from benchmarks.dialogue import add_arguments
+
+    add_arguments(ap)
     ap.add_argument(
         "--n-test",
         type=int,

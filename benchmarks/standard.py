@@ -63,6 +63,18 @@ from evotrainer.tasks.meetings.seeds import seed_policies
 from evotrainer.types import Instance, Message
 
 SCORE_KEYS = ("rougeL", "action_item_f1", "rouge1", "rouge2", "decision_recall", "n_action_items")
+# the two metrics summaries show beside s_val, per task: (key, label); the first gets a Δ column
+COLUMNS = {
+    "meetings": (("rougeL", "ROUGE-L"), ("action_item_f1", "action-item F1")),
+    "dialogue": (("request_recall", "request recall"), ("grounded", "grounded")),
+}
+
+
+def columns(settings: dict[str, Any]) -> tuple[tuple[str, str], tuple[str, str]]:
+    """The profile's two metric columns beside s_val (its task's)."""
+    return COLUMNS[settings.get("task", "meetings")]  # type: ignore[return-value]
+
+
 SEED_ROWS = ("seed_A", "seed_B", "seed_C", "seed_best")
 BASELINE = "seed_best"
 ALL = "all"  # the pooled test set
@@ -255,6 +267,7 @@ ENGINE_METHODS = (
     "evotrainer",
     "fixed",
     "labels_ga",
+    *Q.DIALOGUE_METHODS,
     *Q.ENGINE_DISTILL,
 )
 # profile keys that only the engine cells read
@@ -301,8 +314,9 @@ def compared_settings(args: argparse.Namespace, prof: dict[str, Any], bench: Q.B
             "source": bench.confirmation.info["source"],
             "ids": bench.confirmation.info["ids"],
         }
-    if bench.scarce is not None:  # every meeting id by purpose (issue 32's label bookkeeping)
-        data["labels"] = bench.scarce["labels"].to_json()
+    labels = (bench.scarce or {}).get("labels")
+    if labels is not None:  # every meeting (dialogue) id by purpose: the label bookkeeping
+        data["labels"] = labels.to_json()
     return _plain(
         {
             "profile": args.profile,
@@ -311,7 +325,9 @@ def compared_settings(args: argparse.Namespace, prof: dict[str, Any], bench: Q.B
             },
             "model": args.model,
             "s_val_weights": bench.weights,
-            "truncation": f"head_tail at {prof['max_input_tokens']} estimated tokens",
+            "truncation": "none (dialogue)"
+            if bench.domain == "dialogue"
+            else f"head_tail at {prof['max_input_tokens']} estimated tokens",
             "data": data,
         }
     )
@@ -543,6 +559,7 @@ def run(args: argparse.Namespace, prof: dict[str, Any]) -> dict[str, Any]:
         "evoprompt_ga": bench.run_evoprompt,
         "fixed": lambda s: bench.run_engine(s, outer=False, method="fixed"),
         "labels_ga": lambda s: bench.run_engine(s, outer=False, method="labels_ga"),
+        "uniform_mix": lambda s: bench.run_engine(s, outer=True, method="uniform_mix"),
         **{m: _engine_runner(bench, m, outer) for m, outer in Q.ENGINE_DISTILL.items()},
         "weights_only": lambda s: run_weights(bench, s, "weights_only"),
         "sft_refs": lambda s: run_weights(bench, s, "sft_refs"),
@@ -691,8 +708,8 @@ def brief(rec: dict[str, Any]) -> str:
 def test_policies(
     cells: dict[str, dict[str, Any]], seeds: Sequence[PolicyGenome] | None = None
 ) -> dict[str, PolicyGenome]:
-    """The seeds A, B, C (``seeds``: with the profile's genes) and every policy a finished cell
-    returned (deduplicated by id)."""
+    """The seeds A, B, C (the task's with the profile's genes; default the meeting task's) and
+    every policy a finished cell returned (deduplicated by id)."""
     pols = {p.id: p for p in (seed_policies() if seeds is None else seeds)}
     for rec in cells.values():
         if rec.get("status") != "ok":
@@ -750,15 +767,17 @@ def test_evaluate(bench: Q.Bench, results: Path, work: Path, args: argparse.Name
                 row = res[p.id].per_instance[0]
                 have[p.id] = {
                     # s_val of one meeting: the engine's combiner with the row as aggregates
-                    # (0.5 ROUGE-L + 0.5 action-item F1; ROUGE-L alone where F1 is None)
+                    # (the profile's weights; those of keys a row lacks renormalised away)
                     "s_val": combine_s_val(row, bench.weights),
-                    **{key: row.get(key) for key in SCORE_KEYS},
-                    "reference_items": reference_items(inst),
+                    **{key: row.get(key) for key in score_keys(bench)},
+                    "reference_items": reference_items(inst)
+                    if bench.domain != "dialogue"
+                    else None,
                     "error": row.get("error"),
                     "truncated": row.get("truncated"),
                     "output": row.get("output"),
                     answers.DEDUP_KEY: None
-                    if row.get("error")
+                    if row.get("error") or "rougeL" not in bench.task.validation_metric().keys
                     else answers.rouge_l_dedup(bench.task, inst, str(row.get("output") or "")),
                 }
             dirty = True
@@ -803,6 +822,15 @@ def adapter_clients(
         return clients[sha]
 
     return client
+
+
+def score_keys(bench: Q.Bench) -> tuple[str, ...]:
+    """The metric keys a test score keeps, per task."""
+    if bench.domain == "dialogue":
+        from benchmarks.dialogue import SCORE_KEYS as DIALOGUE_KEYS
+
+        return DIALOGUE_KEYS
+    return SCORE_KEYS
 
 
 def reference_items(inst: Instance) -> int | None:
@@ -915,7 +943,8 @@ def aggregate(results: Path) -> dict[str, Any]:
         "confirmation": {},
     }
     methods = profile_methods(comp["settings"])
-    rows = [r for r in Q.CELL_ROWS if r not in Q.SCARCE_METHODS or r in methods]
+    optional = (*Q.SCARCE_METHODS, *Q.DIALOGUE_METHODS)
+    rows = [r for r in Q.CELL_ROWS if r not in optional or r in methods]
     for row in rows:
         rr = runs.get(row) or []
         rec: dict[str, Any] = {
@@ -945,7 +974,8 @@ def aggregate(results: Path) -> dict[str, Any]:
             if not pids:
                 continue
             t: dict[str, Any] = {"n_meetings": len(meetings)}
-            for key in ("s_val", "rougeL", "action_item_f1"):
+            (first, _), (second, _) = columns(comp["settings"])
+            for key in ("s_val", first, second):
                 vecs = [_vector(scores, meetings, pid, key) for pid in pids]
                 per_run = [_mean(v) for v in vecs]
                 seed_avg = [_mean([v[m] for v in vecs]) for m in range(len(meetings))]
@@ -955,7 +985,7 @@ def aggregate(results: Path) -> dict[str, Any]:
                     "over_runs": C.mean_std(per_run),
                     "n_scored": sum(x is not None for x in seed_avg),
                 }
-                if key == "action_item_f1" or base_pid is None:
+                if key == second or base_pid is None:
                     continue
                 bvec = _vector(scores, meetings, base_pid, key)
                 t[f"diff_{key}"] = stats.paired_difference(vecs, bvec)
@@ -1043,6 +1073,7 @@ PAIRS = (
     ("evotrainer", "labels_ga"),
     ("fixed", "labels_ga"),
     ("fixed", "gepa"),
+    ("evotrainer", "uniform_mix"),  # the dialogue profile (issue 48): the persona mix ablated
     ("alternation", "evotrainer"),  # the distill profile (issue 31)
     ("alternation", "sft_refs"),
     ("alternation", "alternation_frozen"),
@@ -1123,8 +1154,10 @@ def targets(doc: dict[str, Any], n_seeds: int) -> list[dict[str, Any]]:
         for other in ("sft_refs", "alternation_frozen"):
             out.append(_pair_target(doc, pooled, "alternation", other, n_seeds))
         return out
-    if n_runs("fixed"):  # the scarce profile: issue 32's targets
+    if n_runs("fixed"):  # the scarce and dialogue profiles: issues 32 and 48's targets
         out.append(_beats(doc, pooled, "fixed", n_seeds))
+        if n_runs("uniform_mix"):  # the dialogue profile's ablation of the persona mix
+            out.append(_pair_target(doc, pooled, "evotrainer", "uniform_mix", n_seeds))
         others = (
             ("labels_ga", "co-evolution is at least 'just use your labels'"),
             ("gepa", "co-evolution is at least GEPA with the same labels"),
@@ -1259,6 +1292,7 @@ def table(doc: dict[str, Any]) -> str:
     if not scored:
         out += ["", "No test scores yet (run without --skip-test, or with --test-only)."]
         test_sets = []
+    (k1, l1), (k2, l2) = columns(s)
     for name in test_sets:
         n_meet = next(rec["test"][name]["n_meetings"] for _, rec in rows if name in rec["test"])
         empty = next(
@@ -1281,8 +1315,8 @@ def table(doc: dict[str, Any]) -> str:
                 else ""
             ),
             "",
-            "| method | test s_val | test ROUGE-L | test action-item F1 | Δ s_val [95% CI] "
-            "| Δ s_val, seeds resampled too | Δ ROUGE-L [95% CI] |"
+            f"| method | test s_val | test {l1} | test {l2} | Δ s_val [95% CI] "
+            f"| Δ s_val, seeds resampled too | Δ {l1} [95% CI] |"
             + (" items written where the reference lists none |" if empty else ""),
             "|---|---|---|---|---|---|---|" + ("---|" if empty else ""),
         ]
@@ -1291,10 +1325,10 @@ def table(doc: dict[str, Any]) -> str:
             k = t["s_val"]["n_scored"]
             partial = "" if k == t["n_meetings"] else f" ({k}/{t['n_meetings']} meetings)"
             out.append(
-                f"| {row} | {_f(t['s_val']['mean'])}{partial} | {_f(t['rougeL']['mean'])} "
-                f"| {_f(t['action_item_f1']['mean'])} | {stats.fmt_ci(t.get('diff_s_val'))} "
+                f"| {row} | {_f(t['s_val']['mean'])}{partial} | {_f(t[k1]['mean'])} "
+                f"| {_f(t[k2]['mean'])} | {stats.fmt_ci(t.get('diff_s_val'))} "
                 f"| {stats.fmt_ci(t.get('diff_s_val_seeds_meetings'))} "
-                f"| {stats.fmt_ci(t.get('diff_rougeL'))} |"
+                f"| {stats.fmt_ci(t.get('diff_' + k1))} |"
                 + (f" {_items(t.get('items_where_reference_lists_none'))} |" if empty else "")
             )
     out += _answers_table(rows, test_sets)
@@ -1357,8 +1391,9 @@ def table(doc: dict[str, Any]) -> str:
     if doc.get("confirmation"):
         out += [
             "",
-            "The engine's own confirmation check (held-out AMI train meetings; summary.json of "
-            "each engine run):",
+            "The engine's own confirmation check (held-out "
+            + ("val items" if s.get("task") == "dialogue" else "AMI train meetings")
+            + "; summary.json of each engine run):",
             "",
             "| cell | meetings | returned | winner s_val | best seed s_val | Δ [95% CI] | why |",
             "|---|---|---|---|---|---|---|",
@@ -1389,13 +1424,15 @@ def _answers_table(rows: list[tuple[str, dict[str, Any]]], test_sets: list[str])
         a = t["answers"]
         out.append(
             f"| {row} | {a['distinct4']:.2f} | {a['loop_share']:.0%} | {a['words']:.0f} "
-            f"| {_f(t['rougeL']['mean'])} | {_f(a.get(answers.DEDUP_KEY))} |"
+            f"| {_f((t.get('rougeL') or {}).get('mean'))} | {_f(a.get(answers.DEDUP_KEY))} |"
         )
     return out
 
 
 def _issue(doc: dict[str, Any]) -> str:
     methods = doc["methods"]
+    if (doc.get("settings") or {}).get("task") == "dialogue":
+        return "Issue 48"
     if (methods.get("alternation") or {}).get("runs"):
         return "Issue 31"
     return "Issue 32" if "fixed" in methods else "Issue 11"

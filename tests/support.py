@@ -9,12 +9,21 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_MEETINGS = REPO.parent / "shared" / "data" / "meetings"
+SHARED_DIALOGUE = REPO.parent / "shared" / "data" / "dialogue" / "multiwoz"
 
 
 def real_data(name: str) -> Path:
     path = SHARED_MEETINGS / name
     if not path.is_file():
         pytest.skip(f"{path} not found: real AMI/ICSI data lives in ../shared/data/meetings")
+    return path
+
+
+def real_dialogues(name: str) -> Path:
+    """A MultiWOZ file or the db folder (skips the test where it is absent)."""
+    path = SHARED_DIALOGUE / name
+    if not path.exists():
+        pytest.skip(f"{path} not found: MultiWOZ lives in ../shared/data/dialogue/multiwoz")
     return path
 
 

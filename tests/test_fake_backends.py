@@ -18,7 +18,7 @@ from evotrainer.tasks.meetings.task import MeetingTask
 
 REPO = Path(__file__).resolve().parents[1]
 cli = CliRunner()
-FAKE = re.compile(r"fake:([a-z]+)(=[0-9.]+)?")
+FAKE = re.compile(r"fake:([a-z]+(?:-[a-z]+)*)(=[0-9.]+)?")  # fake:inventing-clerk too
 EXAMPLE_VALUE = {"latency": "latency=0"}
 
 

@@ -45,7 +45,7 @@ def wheel(tmp_path_factory) -> Path:
 def test_the_wheel_holds_the_example_configs_and_py_typed(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "evotrainer/py.typed" in names
-    for name in ("starter.yaml", "demo.yaml", "code.yaml"):
+    for name in ("starter.yaml", "demo.yaml", "code.yaml", "dialogue.yaml"):
         assert f"evotrainer/configs/{name}" in names
     assert "evotrainer/review/templates/index.html" in names or any(
         n.startswith("evotrainer/review/templates/") for n in names
@@ -110,7 +110,7 @@ def test_example_config_from_the_api():
         evotrainer.example_config("no-such-example")
 
 
-@pytest.mark.parametrize("name", ["demo", "code"])
+@pytest.mark.parametrize("name", ["demo", "code", "dialogue"])
 def test_the_packaged_examples_are_the_repository_configs_without_their_data(name):
     """configs/NAME.yaml (make demo) and the packaged example differ only in the data they
     name: the repository's name ../../shared, the package's none."""

@@ -63,13 +63,13 @@ __all__ = [
     "load_config",
 ]
 __version__ = "0.1.0"
-EXAMPLES = ("starter", "demo", "code")  # src/evotrainer/configs/<name>.yaml
+EXAMPLES = ("starter", "demo", "code", "dialogue")  # src/evotrainer/configs/<name>.yaml
 
 
 def example_config(name: str = "starter") -> Path:
     """The path of an example config shipped in the package (``starter``: a first, small run on
     meeting minutes, what ``evotrainer init`` writes; ``demo``: the settings of ``make demo``
-    without its data; ``code``: the code gym), e.g.
+    without its data; ``code``: the code gym; ``dialogue``: the dialogue task), e.g.
     ``load_config(example_config("demo"), ["inner.generations=2"])``."""
     if name not in EXAMPLES:
         raise ValueError(f"no example config {name!r}; examples: {', '.join(EXAMPLES)}")

@@ -314,7 +314,7 @@ def init(
         typer.Option(
             "--example",
             help="starter (a first, small run on meeting minutes) | demo (make demo's "
-            "settings) | code (the code gym)",
+            "settings) | code (the code gym) | dialogue (the dialogue task)",
         ),
     ] = "starter",
     force: Annotated[bool, typer.Option("--force", help="replace an existing file")] = False,

@@ -19,7 +19,7 @@ ModelOpt = Annotated[
     typer.Option(
         "--model",
         help="local:smollm2 | local:/path/model.gguf | openai:<model> (with --base-url) | "
-        "without a model: fake:echo | fake:minutes | fake:latency=SECONDS",
+        "without a model: fake:echo | fake:minutes | fake:clerk | fake:latency=SECONDS",
     ),
 ]
 BaseUrlOpt = Annotated[
@@ -50,7 +50,7 @@ TaskOpt = Annotated[
     str | None,
     typer.Option(
         "--task",
-        help="the task plug-in: meetings (default) | code | an installed one | one not "
+        help="the task plug-in: meetings (default) | code | dialogue | an installed one | one not "
         "packaged: my_module:PLUGIN (from the current folder) or path/to/file.py:PLUGIN",
     ),
 ]

@@ -162,7 +162,7 @@ def _evaluate(
     from rich.markup import escape
 
     from evotrainer.config import load_config
-    from evotrainer.evaluation.from_config import evaluator_from_config
+    from evotrainer.evaluation.from_config import bind_environment, evaluator_from_config
     from evotrainer.evaluation.validation import Validator
     from evotrainer.llm.budget import Budget
     from evotrainer.llm.spec import build_backend, build_stack
@@ -194,6 +194,7 @@ def _evaluate(
     check_s_val_weights(cfg.outer.s_val_weights, task, instances)
     ray = cfg.ray if cfg.runner == "ray" else None
     stack = build_stack(build_backend(cfg.model, cfg.seed, ray=ray), cfg.cache, Budget())
+    bind_environment(cfg, task, stack)  # an environment's own model: same budget and cache
     evaluator = evaluator_from_config(cfg, task, stack.client)
     trunc = cfg.task.truncation_note() or "none"
     validator = Validator(task, evaluator, instances, cfg.outer.s_val_weights, str(data), trunc)

@@ -26,14 +26,19 @@ from evotrainer.engine.telemetry import Clock, Events, Observer
 from evotrainer.errors import ConfigError, DataError
 from evotrainer.evaluation.evaluator import Evaluator
 from evotrainer.evaluation.fitness import FitnessJudge, input_text
-from evotrainer.evaluation.from_config import evaluator_from_config
+from evotrainer.evaluation.from_config import bind_environment, evaluator_from_config
 from evotrainer.evaluation.meta_judge import MetaJudge
 from evotrainer.evaluation.runner import Runner
 from evotrainer.evaluation.surrogate import FitnessSurrogate
 from evotrainer.evaluation.validation import Validator
 from evotrainer.harness.genes import gene_table, initial_genes
 from evotrainer.harness.genome import HarnessBounds, HarnessGenome
-from evotrainer.harness.training_set import BatchSource, RealPool, load_real_pool
+from evotrainer.harness.training_set import (
+    BatchSource,
+    RealPool,
+    load_real_pool,
+    load_training_data,
+)
 from evotrainer.llm.base import LLMClient, SamplingParams
 from evotrainer.llm.budget import Budget
 from evotrainer.llm.spec import LLMStack, build_backend, build_stack
@@ -48,7 +53,7 @@ from evotrainer.run.tracking import Tracker, build_tracker
 from evotrainer.run.validation_set import ValidationSet, check_s_val_weights, resolve_validation
 from evotrainer.tasks.base import Task, TaskGenerator
 from evotrainer.tasks.registry import build_task, task_default
-from evotrainer.tasks.tabular import is_data, load_data
+from evotrainer.tasks.tabular import is_data
 from evotrainer.types import Instance
 
 TERMINAL = ("defences", "terminal_data")
@@ -141,6 +146,7 @@ def build_components(
     stack = build_stack(backend, config.cache, budget)
     operator_stack = build_operator_stack(config, stack, operator_llm)  # same budget and cache
     tracker = build_tracker(config.tracking)  # its extra imported now (or an error)
+    bind_environment(config, task, stack)  # an LLM-played user: on the same budget and cache
     evaluator = evaluator_from_config(config, task, stack.client, runner, references=True)
     generator = task.generator()
     vset = _validation_set(config, task, validation, notes)
@@ -393,8 +399,7 @@ def terminal_pool(
     (a note says so)."""
     path = cfg.defences.terminal_data
     if path and is_data(path):
-        loaded = load_data(task, path, cfg.data_columns)
-        return [i for i in loaded if i.id not in held_out]
+        return load_training_data(task, path, cfg.data_columns, held_out).instances
     if path and (Path(path).exists() or path != task_default(task.name, *TERMINAL)):
         raise DataError(
             f"defences.terminal_data {path}: not found or not a file. A file you name must "

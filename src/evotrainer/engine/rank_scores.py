@@ -14,8 +14,8 @@ from evotrainer.evaluation.evaluator import Evaluator
 from evotrainer.evaluation.validation import Validator
 from evotrainer.harness.reward import score_rollout
 from evotrainer.harness.training_set import RealPool
-from evotrainer.tasks.base import Task, Unlabels
-from evotrainer.types import Instance, Rollout, ValidationResult
+from evotrainer.tasks.base import Task, Unlabels, parse_rollout
+from evotrainer.types import Instance, Rollout, Turn, ValidationResult
 
 
 class RankScores:
@@ -50,8 +50,13 @@ class RankScores:
         if self.pool_unlabelled and isinstance(self.task, Unlabels):
             inst = self.task.unlabelled(inst)
         error = row.get("error")
-        rollout = Rollout("", inst.id, key[1], error=str(error) if error else None)
-        parsed = self.task.parse(rollout.output) if rollout.error is None else None
+        turns = tuple(
+            Turn(str(t.get("output", "")), str(t.get("observation", "")))
+            for t in row.get("turns") or ()
+            if isinstance(t, Mapping)
+        )  # a multi-turn episode's turns (validation rows keep them)
+        rollout = Rollout("", inst.id, key[1], error=str(error) if error else None, turns=turns)
+        parsed = parse_rollout(self.task, inst, rollout)
         base = {k: c for k, c in self.evaluator.components.items() if k not in LEARNED_NAMES}
         scores = score_rollout(base, inst, rollout, parsed).applicable()
         self._rescored[key] = scores

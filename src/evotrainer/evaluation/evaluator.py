@@ -27,7 +27,7 @@ from evotrainer.harness.reward import score_rollout, weighted_reward
 from evotrainer.llm.base import Completion, LLMClient, SamplingParams, complete_batch
 from evotrainer.llm.postprocessed import PostProcessedLLM, raw_text
 from evotrainer.policy.genome import PolicyGenome
-from evotrainer.tasks.base import RewardComponent, Task
+from evotrainer.tasks.base import RewardComponent, Task, parse_rollout
 from evotrainer.types import Instance, Message, Rollout, ScoreVector, Trajectory, Turn
 
 
@@ -169,7 +169,7 @@ class Evaluator:
         parsed = None
         if r.error is None:
             try:
-                parsed = self.task.parse(r.output)
+                parsed = parse_rollout(self.task, instance, r)
             except Exception as exc:  # noqa: BLE001 - a parser bug scores 0, never crashes
                 r = Rollout(r.policy_id, r.instance_id, r.output, error=f"parse error: {exc}")
         return EvalRecord(r, score_rollout(self.components, instance, r, parsed))
@@ -215,8 +215,8 @@ class Evaluator:
             return
         for key, rec in self.store.items():
             r = rec.rollout
-            parsed = self.task.parse(r.output) if r.error is None else None
-            vec = score_rollout(comps, self.instances[r.instance_id], r, parsed)
+            instance = self.instances[r.instance_id]
+            vec = score_rollout(comps, instance, r, parse_rollout(self.task, instance, r))
             fresh = {c.name: c for c in vec}
             merged = tuple(fresh.get(c.name, c) for c in rec.vector)
             self.store[key] = EvalRecord(r, ScoreVector(merged))

@@ -18,7 +18,11 @@ from typing import Any
 from evotrainer.evaluation.evaluator import Evaluator
 from evotrainer.evaluation.racing import Racing
 from evotrainer.policy.genome import PolicyGenome
-from evotrainer.tasks.base import Task, combine_s_val  # s_val: defined with the metric
+from evotrainer.tasks.base import (  # s_val: defined with the metric
+    Task,
+    combine_s_val,
+    parse_rollout,
+)
 from evotrainer.types import Instance, ValidationResult
 
 
@@ -112,7 +116,7 @@ class Validator:
             for inst in instances:
                 rec = records[(p.id, inst.id)]
                 r = rec.rollout
-                parsed = self.task.parse(r.output) if r.error is None else None
+                parsed = parse_rollout(self.task, inst, r)
                 try:
                     metrics = self.metric.score(inst, r.output, parsed)
                 except Exception as exc:  # noqa: BLE001 - a metric bug scores 0

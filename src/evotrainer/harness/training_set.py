@@ -20,9 +20,9 @@ from pathlib import Path
 from evotrainer.errors import DataError
 from evotrainer.harness.genome import HarnessGenome
 from evotrainer.notices import announce
-from evotrainer.tasks.base import SamplesWithGenes, Task, TaskGenerator
+from evotrainer.tasks.base import LoadsTrainingData, SamplesWithGenes, Task, TaskGenerator
 from evotrainer.tasks.registry import task_default
-from evotrainer.tasks.tabular import is_data, load_data
+from evotrainer.tasks.tabular import is_data, is_table, load_data
 from evotrainer.types import Instance
 
 LENGTH_PREFERENCE_WIDTH = 0.25  # std of the preference over length quantiles
@@ -67,15 +67,39 @@ def load_real_pool(
         )
         announce(message)
         return RealPool([], "", message)  # no source: as its resume sees it (config.yaml: null)
-    loaded = load_data(task, path, columns)
     held = set(held_out_ids)
-    kept = [i for i in loaded if i.id not in held]
-    kept.sort(key=lambda i: (len(input_text(i)), i.id))
+    kept = load_training_data(task, path, columns, held)
+    kept.instances.sort(key=lambda i: (len(input_text(i)), i.id))
     source = str(Path(path).resolve())  # the same in a run and in its resume (config.yaml)
-    msg = f"real training pool: {len(kept)} instances from {source}"
-    if len(kept) < len(loaded):
-        msg += f" ({len(loaded) - len(kept)} held out for validation)"
-    return RealPool(kept, source, msg, len(loaded) - len(kept))
+    msg = f"real training pool: {len(kept.instances)} instances from {source}"
+    if kept.held_out:
+        msg += f" ({kept.held_out} held out for validation)"
+    elif kept.training_view and held:
+        msg += " (none from a source a validation instance comes from)"
+    return RealPool(kept.instances, source, msg, kept.held_out)
+
+
+@dataclass(frozen=True)
+class Kept:
+    instances: list[Instance]
+    held_out: int  # instances of the file left out because validation holds them
+    training_view: bool = False  # read by the task's training view (LoadsTrainingData)
+
+
+def load_training_data(
+    task: Task, path: str | Path, columns: Mapping[str, str] | None, held_out: Collection[str]
+) -> Kept:
+    """The training instances of a real data file, none of them a held-out validation
+    instance: the task's training view of the file when it has one (``LoadsTrainingData``: it
+    leaves out what shares a source with a held-out instance), else what ``load_data`` reads."""
+    held = set(held_out)
+    view = isinstance(task, LoadsTrainingData) and not is_table(path)
+    if isinstance(task, LoadsTrainingData) and view:
+        loaded = task.load_training(path, held)
+    else:
+        loaded = load_data(task, path, columns)
+    kept = [i for i in loaded if i.id not in held]
+    return Kept(kept, len(loaded) - len(kept), view)
 
 
 def _weighted_sample(

@@ -30,7 +30,7 @@ from evotrainer.types import Message
 VALID_FORMS = (
     "local:smollm2, local:smollm2-q4_0, local:/path/to/model.gguf, "
     "openai:<model-name> (with --base-url), or without a model fake:echo, fake:minutes, "
-    "fake:latency=<seconds>"
+    "fake:clerk, fake:inventing-clerk, fake:customer, fake:latency=<seconds>"
 )
 
 

@@ -154,11 +154,19 @@ class LatencyLLM(FunctionLLM):
         self.latency_s = latency_s
 
 
-FAKE_SPECS = "fake:echo, fake:minutes, fake:latency=<seconds>"
+FAKE_SPECS = (
+    "fake:echo, fake:minutes, fake:clerk, fake:inventing-clerk, fake:customer, "
+    "fake:latency=<seconds>"
+)
 # fake:<name> backends a task provides (they know its prompts' layout), found as task plug-ins
 # are (tasks/registry.py): an installed package adds its own under the entry-point group
 FAKE_ENTRY_POINT_GROUP = "evotrainer.fakes"
-TASK_FAKES = {"minutes": "evotrainer.tasks.meetings.fake:minutes_llm"}
+TASK_FAKES = {
+    "minutes": "evotrainer.tasks.meetings.fake:minutes_llm",
+    "clerk": "evotrainer.tasks.dialogue.clerk:reference_clerk",
+    "inventing-clerk": "evotrainer.tasks.dialogue.clerk:inventing_clerk",
+    "customer": "evotrainer.tasks.dialogue.clerk:scripted_customer",
+}
 
 
 def fake_backend(name: str) -> FunctionLLM:
@@ -168,6 +176,10 @@ def fake_backend(name: str) -> FunctionLLM:
     - ``echo``: answers with the end of its prompt (EchoLLM);
     - ``minutes``: plausible minutes written from the meeting's transcript, and a rewritten
       instruction for operator calls (tasks/meetings/fake.py; the benchmarks' fake);
+    - ``clerk`` / ``inventing-clerk``: the dialogue task's rule-based reference clerk, and the
+      same clerk making up every phone number, postcode and reference (tasks/dialogue/clerk.py);
+    - ``customer``: an LLM-played customer that says exactly what it is told to (the dialogue
+      task's ``user_model`` plumbing without a model);
     - ``latency=S``: an echo that answers after S seconds (LatencyLLM)."""
     if name == "echo":
         return EchoLLM()

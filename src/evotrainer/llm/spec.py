@@ -10,6 +10,9 @@ Valid specs:
   fake:echo, fake:minutes,    test and benchmark backends without a model (llm/fakes.py): an
   fake:latency=S             echo, plausible minutes from the transcript (the meeting task's
                              plumbing in seconds), and an echo that answers after S seconds
+  fake:clerk,                the dialogue task's rule-based reference clerk, the same clerk
+  fake:inventing-clerk,      making up its values, and a customer that says what the
+  fake:customer              simulator tells it (tasks/dialogue/clerk.py)
 With a RayConfig (``runner: ray``) the backend is a pool of Ray workers that each build their
 own backend from the same ModelConfig (llm/ray_pool.py).
 """

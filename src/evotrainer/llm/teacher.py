@@ -1,5 +1,5 @@
 """The teacher: the model the LLM-driven operators ask (``operator_model``), when it is not the
-agent model. Its backend is wrapped like the agent's (MeteredLLM on the run's one Budget, then
+agent model (and, built the same way, an environment's own model: ``side_stack``). Its backend is wrapped like the agent's (MeteredLLM on the run's one Budget, then
 CachedLLM on the run's one ResponseCache: its answers are keyed by its own model id), so every
 call it makes counts against the same caps and a rerun answers from the cache."""
 
@@ -36,6 +36,13 @@ def build_operator_stack(
         client = build_backend(model, seed=config.seed)
         if key is not None and hasattr(client, "api_key"):
             client.api_key = key  # an OpenAI-compatible client, made at its first request
+    return side_stack(client, agent)
+
+
+def side_stack(client: LLMClient, agent: LLMStack) -> LLMStack:
+    """A second model's backend wrapped like the agent's: MeteredLLM on the agent's Budget,
+    then CachedLLM on its response cache (keyed by the second model's own id). The operators'
+    teacher and an environment's model (an LLM-played user) are built so."""
     wrapped: LLMClient = MeteredLLM(client, agent.budget)
     if agent.cache is not None:
         wrapped = CachedLLM(wrapped, agent.cache, agent.budget)

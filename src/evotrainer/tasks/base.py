@@ -32,7 +32,15 @@ from evotrainer.llm.postprocessed import raw_text
 from evotrainer.operators.base import FeedbackEdit  # defined with the operator applying it
 from evotrainer.operators.vocabulary import GENERAL, InstructionVocabulary
 from evotrainer.policy.genome import PolicyGenome
-from evotrainer.types import ComponentScore, GeneSpec, Instance, Message, Trajectory, Turn
+from evotrainer.types import (
+    ComponentScore,
+    GeneSpec,
+    Instance,
+    Message,
+    Rollout,
+    Trajectory,
+    Turn,
+)
 
 # the constitution's rules on outputs (defences/constitution.py); a task names those that make
 # sense for its outputs (a code answer that repeats a long number literal leaks nothing)
@@ -195,6 +203,58 @@ class Unlabels(Protocol):
     is judged as it scores in training."""
 
     def unlabelled(self, instance: Instance) -> Instance: ...
+
+
+@runtime_checkable
+class ParsesEpisodes(Protocol):
+    """An optional capability: the reward components and the validation metric judge the whole
+    episode (every turn of a multi-turn rollout and what the environment did), not only the last
+    answer. ``parse_episode(instance, rollout)`` then replaces ``parse(rollout.output)`` wherever
+    a rollout is scored (the evaluator, validation, the rank judgement: ``parse_rollout``), and
+    what it returns is the ``parsed`` argument of every RewardComponent and of the
+    ValidationMetric. A failed rollout is not parsed. Like ``parse``, it must not raise on bad
+    output. Single-turn tasks need none of it."""
+
+    def parse_episode(self, instance: Instance, rollout: Rollout) -> Any: ...
+
+
+@runtime_checkable
+class HasEnvironmentModel(Protocol):
+    """An optional capability: the environment asks a model of its own (the dialogue task's
+    LLM-played customer). ``environment_model()`` names it: a model spec, ``"agent"`` for the
+    agent's model, or None (the environment needs no model). Before any rollout the engine (and
+    ``evotrainer eval``) builds that model like the operators' teacher, on the run's one budget
+    and one response cache (``evaluation/from_config.bind_environment``), and hands it over with
+    ``bind_environment(client)``: every call the environment makes counts against the run's caps
+    and a rerun answers from the cache. An environment never bound uses the rollout's own ``llm``
+    (the agent's client: budgeted and cached too)."""
+
+    def environment_model(self) -> str | None: ...
+
+    def bind_environment(self, client: LLMClient) -> None: ...
+
+
+@runtime_checkable
+class LoadsTrainingData(Protocol):
+    """An optional capability: a real data file holds the task's validation items and its
+    training instances as different views (the dialogue task: a MultiWOZ file's human reply
+    turns validate, its customers' goals train). ``load_training(path, held_out)`` reads the
+    training view (``harness.real_data``, ``defences.terminal_data``); none of what it returns
+    may come from the same source as a held-out validation instance (``held_out``: their ids).
+    ``load`` stays the validation view."""
+
+    def load_training(self, path: str | Path, held_out: Collection[str]) -> list[Instance]: ...
+
+
+def parse_rollout(task: Task, instance: Instance, rollout: Rollout) -> Any:
+    """The ``parsed`` argument the reward components and the metric get for a rollout: None for
+    a failed one, ``parse_episode`` for a task that judges whole episodes, else
+    ``parse(output)``."""
+    if rollout.error is not None:
+        return None
+    if isinstance(task, ParsesEpisodes):
+        return task.parse_episode(instance, rollout)
+    return task.parse(rollout.output)
 
 
 @runtime_checkable

@@ -40,6 +40,7 @@ ENTRY_POINT_GROUP = "evotrainer.tasks"
 BUILTIN = {
     "meetings": "evotrainer.tasks.meetings.plugin:PLUGIN",
     "code": "evotrainer.tasks.code.plugin:PLUGIN",
+    "dialogue": "evotrainer.tasks.dialogue.plugin:PLUGIN",
 }
 
 
