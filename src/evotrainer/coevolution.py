@@ -39,6 +39,7 @@ from evotrainer.engine.distill_step import DistillStep, distill_due_after
 from evotrainer.engine.generation import draw_batch, retune_threads, run_generation
 from evotrainer.engine.outcome import RunResult, finish
 from evotrainer.engine.resume import generations_done, reread_population, with_settings
+from evotrainer.engine.session import Observer
 from evotrainer.engine.start import read_warm_start, start
 from evotrainer.engine.state import (
     RunState,
@@ -48,7 +49,6 @@ from evotrainer.engine.state import (
     state_dict,
 )
 from evotrainer.engine.telemetry import (
-    Observer,
     check_time,
     elapsed,
     emit_estimate,

@@ -22,7 +22,7 @@ from evotrainer.defences.monitor import ProxyGapMonitor
 from evotrainer.defences.robustness import RobustnessProbe
 from evotrainer.engine.adapters import AdapterServer
 from evotrainer.engine.rank_scores import RankScores
-from evotrainer.engine.telemetry import Clock, Events, Observer
+from evotrainer.engine.session import Clock, Events, Observer
 from evotrainer.errors import ConfigError, DataError
 from evotrainer.evaluation.evaluator import Evaluator
 from evotrainer.evaluation.fitness import FitnessJudge, input_text

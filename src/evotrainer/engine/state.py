@@ -8,9 +8,10 @@ counts, the learned defences, the monitor, the surrogate, the budget's counters)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from evotrainer.engine.telemetry import finite
+from evotrainer.engine.components import Components
+from evotrainer.engine.session import finite
 from evotrainer.harness.genome import HarnessGenome
 from evotrainer.llm.base import SamplingParams, parallel_requests_of
 from evotrainer.loops.inner import OperatorResources, PolicyOptimizer
@@ -20,9 +21,6 @@ from evotrainer.plain import typed
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.policy.seeds import seed_policies
 from evotrainer.types import ValidationResult
-
-if TYPE_CHECKING:
-    from evotrainer.engine.components import Components
 
 
 @dataclass

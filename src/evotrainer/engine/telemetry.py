@@ -1,18 +1,17 @@
-"""Telemetry: the run's typed events. Observers consume them (console, events.jsonl, --json);
-one that raises is detached (run/events.py). ``Events`` (the observers) and ``Clock`` (the
-session's times, the expected calls) are components; the functions here emit what a step
-reports (generation events, monitor alerts, constitution violations, the estimate) and keep
-the run's clock; algorithms never print."""
+"""Telemetry: what a step reports, as the run's typed events (generation events, monitor
+alerts, the estimate, the time limit); observers consume them (console, events.jsonl, --json;
+engine/session.py: ``Events`` and ``Clock``); algorithms never print."""
 
 from __future__ import annotations
 
 import math
-import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from evotrainer.engine.components import Components
+from evotrainer.engine.session import finite
+from evotrainer.engine.state import RunState
 from evotrainer.errors import TimeLimitReached
 from evotrainer.evaluation.diversity import mean_pairwise_distance
 from evotrainer.loops.inner import PolicyOptimizer
@@ -21,58 +20,6 @@ from evotrainer.policy.repetition import degeneracy
 from evotrainer.run import events as ev
 from evotrainer.run.estimate import Progress, estimate_calls
 from evotrainer.types import Instance
-
-if TYPE_CHECKING:
-    from evotrainer.engine.components import Components
-    from evotrainer.engine.state import RunState
-
-Observer = ev.Observer
-
-
-def finite(x: float) -> float | None:
-    return x if math.isfinite(x) else None
-
-
-class Events:
-    """The run's observers; ``emit`` gives each an event (a raising one is detached)."""
-
-    def __init__(self, observers: Sequence[Observer] = ()) -> None:
-        self.observers: list[Observer] = list(observers)
-        self._lock = threading.RLock()
-
-    def emit(self, type_: str, **data: Any) -> None:
-        with self._lock:  # concurrent trials emit from threads
-            ev.notify(self.observers, ev.Event(type_, data))  # a raising observer is detached
-
-    def on_violation(self, policy_id: str, violations: list[Any]) -> None:
-        """A policy broke the constitution (FitnessJudge's ``on_violation``)."""
-        self.emit(
-            ev.CONSTITUTION,
-            policy_id=policy_id,
-            rules=sorted({v.rule for v in violations}),
-            detail="; ".join(map(str, violations)),
-        )
-
-
-@dataclass
-class Clock:
-    """This process's times: ``t0`` (since the run was built or its state loaded; the run's
-    elapsed time adds the checkpoint's ``elapsed_s``), ``session_t0`` (since the estimate:
-    the ETA's pace and ``budget.max_wall_s``) and the expected calls (``progress``)."""
-
-    t0: float = field(default_factory=time.perf_counter)
-    session_t0: float | None = None
-    progress: Progress | None = None
-
-    def restart(self) -> None:
-        self.t0 = time.perf_counter()
-
-    def since_start(self) -> float:
-        return time.perf_counter() - self.t0
-
-    def session_seconds(self) -> float:
-        start = self.session_t0 if self.session_t0 is not None else self.t0
-        return time.perf_counter() - start
 
 
 def elapsed(c: Components, s: RunState) -> float:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from evotrainer.engine.components import Components
 from evotrainer.engine.generation import draw_batch, fitness_of, run_generation
+from evotrainer.engine.session import finite
 from evotrainer.engine.state import RunState
-from evotrainer.engine.telemetry import finite
 from evotrainer.evaluation.runner import ThreadRunner
 from evotrainer.harness.genome import HarnessGenome
 from evotrainer.llm.base import parallel_requests_of

@@ -1,4 +1,5 @@
-"""How the evaluator's jobs reach the LLM.
+"""How the evaluator's jobs reach the LLM (the evaluator's ``_dispatch`` runs them; the parts
+here need no evaluator).
 
 - **Groups.** When the client decodes several prompts together (``batch_size`` > 1: the
   embedded backend's multi-sequence decoding) and the task is single-turn, the jobs in
@@ -20,17 +21,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from evotrainer.errors import BudgetExceeded
-from evotrainer.llm.base import batch_size_of
+from evotrainer.policy.genome import PolicyGenome
+from evotrainer.types import Instance
 
-if TYPE_CHECKING:
-    from evotrainer.evaluation.evaluator import EvalRecord, Evaluator
-    from evotrainer.policy.genome import PolicyGenome
-    from evotrainer.types import Instance
-
-Job = tuple["PolicyGenome", "Instance"]
+Job = tuple[PolicyGenome, Instance]
 Key = tuple[str, str]
 
 
@@ -91,52 +87,3 @@ class InFlight:
                 fut.set_result(None)
             else:
                 fut.set_exception(exc)
-
-
-def run(evaluator: Evaluator, jobs: Sequence[Job]) -> None:
-    """Evaluate ``jobs``, storing every record in ``evaluator.store`` as it is made."""
-    mine, theirs = evaluator.in_flight.claim(jobs)
-    error: BaseException | None = None
-    try:
-        if mine:
-            _run_mine(evaluator, mine)
-    except BaseException as exc:
-        error = exc
-        raise
-    finally:
-        for job in mine:  # whatever was not stored failed with this run's error
-            if key_of(job) not in evaluator.store:
-                evaluator.in_flight.finish(key_of(job), error or BudgetExceeded("not evaluated"))
-    for fut in theirs:
-        fut.result()  # raises what stopped the other thread (BudgetExceeded ...)
-
-
-def _run_mine(evaluator: Evaluator, jobs: Sequence[Job]) -> None:
-    batch = batch_size_of(evaluator.llm) if evaluator.single_turn else 1
-    groups = units(jobs, batch)
-    amap = getattr(evaluator.runner, "amap", None)
-    if amap is not None and evaluator.single_turn and all(len(g) == 1 for g in groups):
-
-        async def one(group: list[Job]) -> None:
-            _store(evaluator, group[0], await evaluator._ajob(group[0]))
-
-        amap(one, groups)
-    else:
-        evaluator.runner.map(lambda group: _run_group(evaluator, group), groups)
-
-
-def _run_group(evaluator: Evaluator, group: list[Job]) -> None:
-    if len(group) == 1:
-        _store(evaluator, group[0], evaluator._job(group[0]))
-        return
-    if evaluator.guard is not None:
-        evaluator.guard.check()
-    for job, r in zip(group, evaluator.rollouts(group), strict=True):
-        if isinstance(r, BudgetExceeded):
-            raise r
-        _store(evaluator, job, evaluator.record(job[0], job[1], r))
-
-
-def _store(evaluator: Evaluator, job: Job, record: EvalRecord) -> None:
-    evaluator.store[key_of(job)] = record
-    evaluator.in_flight.finish(key_of(job))

@@ -24,7 +24,13 @@ from evotrainer.evaluation import dispatch
 from evotrainer.evaluation.error_rate import ErrorRateGuard
 from evotrainer.evaluation.runner import Runner, SerialRunner
 from evotrainer.harness.reward import score_rollout, weighted_reward
-from evotrainer.llm.base import Completion, LLMClient, SamplingParams, complete_batch
+from evotrainer.llm.base import (
+    Completion,
+    LLMClient,
+    SamplingParams,
+    batch_size_of,
+    complete_batch,
+)
 from evotrainer.llm.postprocessed import PostProcessedLLM, raw_text
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.tasks.base import RewardComponent, Task, parse_rollout
@@ -204,8 +210,56 @@ class Evaluator:
                 # the store is keyed by (policy id, instance id): two contents under one id
                 # would make a score depend on which was evaluated first
                 raise ValueError(f"two different instances share the id {inst.id!r}")
-        dispatch.run(self, jobs)
+        self._dispatch(jobs)
         return {(p.id, i.id): self.store[(p.id, i.id)] for p in unique.values() for i in instances}
+
+    # -- dispatch (dispatch.py: groups, in flight once) -----------------------------------------
+    def _dispatch(self, jobs: Sequence[dispatch.Job]) -> None:
+        """Evaluate ``jobs``, storing every record in the store as it is made."""
+        mine, theirs = self.in_flight.claim(jobs)
+        error: BaseException | None = None
+        try:
+            if mine:
+                self._run_mine(mine)
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            for job in mine:  # whatever was not stored failed with this run's error
+                if dispatch.key_of(job) not in self.store:
+                    self.in_flight.finish(
+                        dispatch.key_of(job), error or BudgetExceeded("not evaluated")
+                    )
+        for fut in theirs:
+            fut.result()  # raises what stopped the other thread (BudgetExceeded ...)
+
+    def _run_mine(self, jobs: Sequence[dispatch.Job]) -> None:
+        batch = batch_size_of(self.llm) if self.single_turn else 1
+        groups = dispatch.units(jobs, batch)
+        amap = getattr(self.runner, "amap", None)
+        if amap is not None and self.single_turn and all(len(g) == 1 for g in groups):
+
+            async def one(group: list[dispatch.Job]) -> None:
+                self._store(group[0], await self._ajob(group[0]))
+
+            amap(one, groups)
+        else:
+            self.runner.map(self._run_group, groups)
+
+    def _run_group(self, group: list[dispatch.Job]) -> None:
+        if len(group) == 1:
+            self._store(group[0], self._job(group[0]))
+            return
+        if self.guard is not None:
+            self.guard.check()
+        for job, r in zip(group, self.rollouts(group), strict=True):
+            if isinstance(r, BudgetExceeded):
+                raise r
+            self._store(job, self.record(job[0], job[1], r))
+
+    def _store(self, job: dispatch.Job, record: EvalRecord) -> None:
+        self.store[dispatch.key_of(job)] = record
+        self.in_flight.finish(dispatch.key_of(job))
 
     def rescore(self, names: Sequence[str]) -> None:
         """Recompute the named components of every stored rollout (after a learned component

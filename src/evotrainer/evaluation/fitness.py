@@ -17,9 +17,9 @@ from __future__ import annotations
 import math
 import random
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from evotrainer.evaluation.evaluator import Evaluator, PolicyFitness
 from evotrainer.evaluation.racing import Racing
@@ -30,8 +30,18 @@ from evotrainer.tasks.base import Task
 from evotrainer.tasks.registry import task_default
 from evotrainer.types import Instance
 
-if TYPE_CHECKING:  # the engine hands the judge its constitution (defences/constitution.py)
-    from evotrainer.defences.constitution import Constitution, Violation
+Violation = Any  # one broken rule (defences/constitution.py: Violation, with its ``rule``)
+
+
+class Constitution(Protocol):
+    """The rules every policy and output must satisfy, as the judge asks them: the engine hands
+    it defences/constitution.py's ``Constitution``. Each check returns the broken rules."""
+
+    def check_policy(self, text: str) -> list[Violation]: ...
+
+    def check_outputs(
+        self, pairs: Iterable[tuple[str, str]], example: str = ""
+    ) -> list[Violation]: ...
 
 
 def input_text(task: Task, instance: Instance) -> str:

@@ -5,9 +5,9 @@ Pareto front (front.json, the report, warm starts)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from evotrainer.config import CONCISENESS, HUMAN, QUALITY, MetaConfig
 from evotrainer.errors import ConfigError
@@ -19,9 +19,27 @@ from evotrainer.policy.archive import Archive, ArchiveEntry
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.types import Instance, ValidationResult
 
-if TYPE_CHECKING:
-    from evotrainer.loops.inner import PolicyOptimizer
-    from evotrainer.review.feedback import HumanFeedback
+
+class Population(Protocol):
+    """The inner loop's optimiser as diversity reads it (loops/inner.py): the members that met
+    the whole batch."""
+
+    def complete(self, batch: Sequence[Instance]) -> list[PolicyGenome]: ...
+
+
+class PeopleFeedback(Protocol):
+    """People's ratings as the human objective reads them (review/feedback.py: HumanFeedback):
+    the fitted model (None until enough ratings), the ratings read, and how to read them."""
+
+    model: Any
+    seen: int
+
+    def attach(self, run_dir: Path) -> None: ...
+
+    def refresh(
+        self, rows_of: Callable[[str], Any], selection_ids: Collection[str]
+    ) -> dict[str, Any] | None: ...
+
 
 Row = Mapping[str, Any]
 
@@ -32,7 +50,7 @@ class MetaJudge:
         cfg: MetaConfig,
         validator: Validator,
         evaluator: Evaluator,
-        feedback: HumanFeedback,
+        feedback: PeopleFeedback,
     ) -> None:
         """``feedback``: people's ratings (review/feedback.py), the human objective's data."""
         self.objective = MetaObjective(cfg)
@@ -42,7 +60,7 @@ class MetaJudge:
         self.baseline: str | None = None  # the best seed: the human objective's reference
 
     # -- objectives ---------------------------------------------------------------------------
-    def population_diversity(self, opt: PolicyOptimizer, batch: Sequence[Instance]) -> float | None:
+    def population_diversity(self, opt: Population, batch: Sequence[Instance]) -> float | None:
         """Diversity of the population's stored outputs on the batch (no LLM call). Only members
         that met the whole batch count (a child raced out after a few instances does not), so
         a resumed run, which re-reads every member's outputs, measures the same."""

@@ -25,7 +25,7 @@ import random
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -34,8 +34,17 @@ from evotrainer.evaluation.evaluator import PolicyFitness
 from evotrainer.operators.registry import OPERATORS
 from evotrainer.policy.genome import PolicyGenome
 
-if TYPE_CHECKING:
-    from evotrainer.loops.inner import PolicyOptimizer
+
+class Population(Protocol):
+    """What screening reads of the inner loop's optimiser (loops/inner.py: PolicyOptimizer):
+    the members, their fitness and how many survive as elites."""
+
+    population: list[PolicyGenome]
+    fitness: dict[str, PolicyFitness]
+
+    @property
+    def elites(self) -> int: ...
+
 
 WORD_BUCKETS = 16
 _WORD = re.compile(r"[a-z]{3,}")
@@ -136,7 +145,7 @@ class FitnessSurrogate:
     # -- screening ------------------------------------------------------------------------
     def fitness(
         self,
-        opt: PolicyOptimizer,
+        opt: Population,
         candidates: Sequence[PolicyGenome],
         evaluate: Callable[[list[PolicyGenome]], Mapping[str, PolicyFitness]],
         cost_min: int = 1,
@@ -151,7 +160,7 @@ class FitnessSurrogate:
             active = self.active
         ranked = sorted((opt.fitness[p.id].fitness for p in opt.population), reverse=True)
         finite = [f for f in ranked if math.isfinite(f)]
-        cutoff = finite[min(opt.cfg.elites, len(finite)) - 1] if finite else -math.inf
+        cutoff = finite[min(opt.elites, len(finite)) - 1] if finite else -math.inf
         predicted: dict[str, PolicyFitness] = {}
         explored: set[str] = set()
         for c in candidates:
@@ -191,7 +200,7 @@ class FitnessSurrogate:
         return {**real, **predicted}
 
     @staticmethod
-    def _made(opt: PolicyOptimizer, child: PolicyGenome) -> tuple[list[float], float] | None:
+    def _made(opt: Population, child: PolicyGenome) -> tuple[list[float], float] | None:
         """(features, best parent's fitness), or None for a child without scored parents."""
         by_id = {p.id: p for p in opt.population}
         parents = [by_id[p] for p in child.lineage.parents if p in by_id and p in opt.fitness]

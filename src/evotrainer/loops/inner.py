@@ -20,14 +20,14 @@ from __future__ import annotations
 import copy
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from itertools import zip_longest
 from typing import Any
 
 from evotrainer.config import InnerConfig
 from evotrainer.evaluation.evaluator import PolicyFitness
 from evotrainer.llm.base import LLMClient, SamplingParams
-from evotrainer.loops.parallel_children import MAX_ATTEMPTS_PER_CHILD, children_in_parallel
 from evotrainer.loops.rng import rng_from_state, rng_state
 from evotrainer.operators.bandit import choose_bandit
 from evotrainer.operators.base import OperatorContext, make_child, quote
@@ -40,6 +40,8 @@ from evotrainer.plain import typed
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.tasks.base import FeedbackEdit
 from evotrainer.types import Instance
+
+MAX_ATTEMPTS_PER_CHILD = 6  # operator attempts a child slot makes before it gives up
 
 
 @dataclass
@@ -87,6 +89,11 @@ class PolicyOptimizer:
     protected: str | None = None  # a re-injected policy that survives like an elite
     moves: list[tuple[str, str]] = field(default_factory=list)  # the anchor's untried neighbours
     parallel: int = 1  # > 1: the children of a generation are made concurrently (see below)
+
+    @property
+    def elites(self) -> int:
+        """How many of the population survive unchanged each generation (``inner.elites``)."""
+        return self.cfg.elites
 
     @property
     def operator_weights(self) -> dict[str, float]:
@@ -359,3 +366,79 @@ def _fit_json(f: PolicyFitness) -> dict[str, Any]:
 
 
 __all__ = ["PolicyOptimizer", "OperatorStats", "OPERATORS"]
+
+
+# -- the children of one generation, made concurrently ------------------------------------------
+# The children of one generation, made concurrently (backends that serve parallel requests).
+#
+# ``PolicyOptimizer._children`` draws every choice from the optimiser's one random stream, so one
+# child's LLM operator call (paraphrase, merge, reflection) cannot start before the previous
+# child is finished. Here each of the ``n`` children ("slots") gets a stream of its own, seeded
+# from the optimiser's stream in slot order, and the slots run on threads, so their LLM calls
+# overlap. A slot depends only on its stream, the population, and the operator statistics as they
+# were when the generation began (the bandit's choices within one generation use that snapshot),
+# so the children are the same however many threads run them and in whatever order the answers
+# arrive. The slots are then merged in order: a child an earlier slot made already counts as
+# rejected, and that slot goes on (its own stream, one attempt after another) until it has a new
+# child or has used its attempts.
+#
+# Runs on a backend with ``parallel_requests`` > 1 use this scheme, others the sequential loop:
+# the two draw differently, so for one seed they make different (equally valid) children, and a
+# run's result does not depend on *how* parallel its backend is beyond that.
+
+
+@dataclass
+class _Slot:
+    rng: random.Random
+    ctx: OperatorContext
+    attempts: list[tuple[str, PolicyGenome | None]] = field(default_factory=list)
+    child: PolicyGenome | None = None
+
+    def run(
+        self, opt: PolicyOptimizer, stats: dict[str, OperatorStats], taken: set[str], limit: int
+    ) -> None:
+        """Attempts until a child not in ``taken`` (or ``limit`` attempts in all)."""
+        self.child = None
+        while len(self.attempts) < limit:
+            op = opt._choose(self.rng, stats)
+            parents = [opt._tournament(self.rng, first=i == 0) for i in range(op.arity)]
+            child = op.apply(parents, self.ctx)
+            child = repair_child(child, opt.cfg.max_prompt_chars) if child else None
+            ok = child is not None and child.id not in taken and child.id not in opt.seen
+            self.attempts.append((op.name, child if ok else None))
+            if ok:
+                self.child = child
+                return
+
+
+def children_in_parallel(
+    opt: PolicyOptimizer, n: int, ctx: OperatorContext, taken: set[str]
+) -> list[PolicyGenome]:
+    """``n`` new children, none in ``taken`` (the population and the generation's neighbour
+    children; the ids of the new ones are added to it)."""
+    seeds = [opt.rng.randrange(2**63) for _ in range(n)]
+    snapshot = {k: copy.copy(v) for k, v in opt.op_stats.items()}
+    population = set(taken)
+    slots = []
+    for seed in seeds:
+        rng = random.Random(seed)
+        slots.append(_Slot(rng, replace(ctx, rng=rng)))
+    with ThreadPoolExecutor(max_workers=max(1, min(n, opt.parallel))) as pool:
+        list(pool.map(lambda s: s.run(opt, snapshot, population, MAX_ATTEMPTS_PER_CHILD), slots))
+    children: list[PolicyGenome] = []
+    for slot in slots:  # merge in slot order; a duplicate of an earlier slot's child retries
+        while slot.child is not None and slot.child.id in taken:
+            name, _ = slot.attempts[-1]
+            slot.attempts[-1] = (name, None)
+            slot.run(opt, snapshot, taken, MAX_ATTEMPTS_PER_CHILD)
+        for name, child in slot.attempts:
+            stats = opt._stats(name)
+            stats.tried += 1
+            if child is None:
+                stats.rejected += 1
+            else:
+                stats.produced += 1
+        if slot.child is not None:
+            taken.add(slot.child.id)
+            children.append(slot.child)
+    return children

@@ -28,13 +28,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from evotrainer.config_base import TaskConfig
 from evotrainer.errors import ConfigError
 
-if TYPE_CHECKING:
-    from evotrainer.tasks.base import Task
+# what a plug-in builds: a Task (tasks/base.py, a layer above this registry: config validates
+# the task section through it)
+Task = Any
 
 ENTRY_POINT_GROUP = "evotrainer.tasks"
 BUILTIN = {
