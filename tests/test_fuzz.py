@@ -384,3 +384,96 @@ def test_report_on_a_random_events_file_never_crashes(finished_run, tmp_path_fac
     assert all(isinstance(e, dict) for e in read_events(run / "events.jsonl"))
     res = cli.invoke(app, ["report", str(run)])
     assert res.exit_code == 0, f"{res.output}\n{res.exception!r}"
+
+
+# -- server replies (issue 50): whatever an OpenAI-compatible server answers -------------------
+# A reply is untrusted input too: a real completion with values replaced or keys dropped, random
+# JSON, random bytes, with odd HTTP statuses. eval, run and doctor end in a result or a clear
+# message, never a traceback.
+STATUSES = st.sampled_from([200] * 6 + [201, 204, 400, 401, 404, 408, 422, 429, 500, 503])
+
+
+@st.composite
+def server_replies(draw) -> tuple[int, bytes]:
+    from tests.fake_server import GOOD_REPLY
+
+    kind = draw(st.sampled_from(["mutated", "mutated", "mutated", "json", "bytes"]))
+    if kind == "bytes":
+        body = draw(st.binary(max_size=120))
+    elif kind == "json":
+        body = json.dumps(draw(fuzz_values)).encode()
+    else:
+        reply = json.loads(json.dumps(GOOD_REPLY))
+        for _ in range(draw(st.integers(1, 3))):
+            where = draw(places(reply))
+            if not where:
+                continue
+            if draw(st.booleans()):
+                _replace_at(reply, where, draw(fuzz_values))
+            else:
+                node = reply
+                for step in where[:-1]:
+                    node = node[step]
+                node.pop(where[-1])
+        body = json.dumps(reply).encode()
+    return draw(STATUSES), body
+
+
+@pytest.fixture(scope="module")
+def reply_server():
+    from tests.fake_server import ReplyServer
+
+    server = ReplyServer()
+    yield server
+    server.close()
+
+
+def _clean(res) -> None:
+    """A result (exit 0) or a clear message and a non-zero exit; never a traceback."""
+    assert res.exit_code == 0 or isinstance(res.exception, SystemExit), repr(res.exception)
+    assert "Traceback" not in res.output, res.output
+    if res.exit_code != 0:
+        assert "error" in res.output.lower() or "unhealthy" in res.output.lower(), res.output
+
+
+def _served(url: str) -> list[str]:
+    return [*NO_MODEL[:2], "--base-url", url, *NO_MODEL[4:]]
+
+
+@given(reply=server_replies())
+def test_eval_and_doctor_on_a_random_server_reply_end_cleanly(reply_server, reply):
+    reply_server.reply = reply
+    args = ["eval", "--data", str(FIXTURE), "--prompt", "seed:A", "--limit", "2"]
+    _clean(cli.invoke(app, [*args, *_served(reply_server.url)]))
+    doctor = ["doctor", "--model", "openai:fuzz", "--base-url", reply_server.url, "--timeout", "5"]
+    _clean(cli.invoke(app, doctor))
+
+
+@settings(max_examples=60 if os.environ.get("HYPOTHESIS_PROFILE") == "fuzz" else 8)
+@given(reply=server_replies())
+def test_run_on_a_random_server_reply_ends_cleanly(reply_server, tmp_path_factory, reply):
+    reply_server.reply = reply
+    tmp = tmp_path_factory.mktemp("fuzz")
+    args = ["run", "--run-dir", str(tmp / "run"), *_served(reply_server.url)]
+    small = [
+        "--set",
+        "inner.population=3",
+        "--set",
+        "inner.elites=1",
+        "--set",
+        "inner.generations=1",
+    ]
+    small += ["--set", "inner.tasks_per_generation=2", "--set", "validation.data=null"]
+    _clean(cli.invoke(app, [*args, *small, "--set", "outer.enabled=false"]))
+
+
+def test_a_reply_whose_choices_is_an_object_is_a_clear_error(reply_server):
+    """The probe's reply: ``{"choices": {"x": null}, ...}`` ended in ``KeyError: 0`` at
+    ``openai_http._read``, a traceback and exit 1."""
+    from tests.fake_server import GOOD_REPLY
+
+    reply_server.reply = (200, json.dumps({**GOOD_REPLY, "choices": {"x": None}}).encode())
+    args = ["eval", "--data", str(FIXTURE), "--prompt", "seed:A", "--limit", "2"]
+    res = cli.invoke(app, [*args, *_served(reply_server.url)])
+    _ok(res)
+    assert "unparseable answer" in res.output

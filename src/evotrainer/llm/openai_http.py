@@ -173,20 +173,30 @@ class OpenAICompatibleLLM(BaseLLM):
 
     @staticmethod
     def _read(resp: Any, latency: float, url: str) -> Completion:
+        """The completion in a reply, or _Unreadable (retried like an unparseable answer): the
+        SDK builds its objects from whatever JSON the server sent without checking it, so any
+        field may be of any type (``choices`` an object, ``content`` a list, a token count a
+        text or 1e400)."""
         try:
-            choice = resp.choices[0]
+            choices = resp.choices
+            if not isinstance(choices, list) or not choices:
+                raise _Unreadable(f"no list of choices in {str(resp)[:200]!r}")
+            choice = choices[0]
             text = choice.message.content or ""
-        except (AttributeError, IndexError, TypeError) as exc:
-            raise _Unreadable(f"{str(resp)[:200]!r}") from exc
+            finish = getattr(choice, "finish_reason", None) or "stop"
+        except _Unreadable:
+            raise
+        except Exception as exc:  # noqa: BLE001 - whatever the reply's shape, it is unreadable
+            raise _Unreadable(f"{type(exc).__name__} reading {str(resp)[:200]!r}") from exc
         if not isinstance(text, str):
             raise _Unreadable(f"content is {type(text).__name__}")
         usage = getattr(resp, "usage", None)
         return Completion(
             text=text,
-            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            prompt_tokens=_count(getattr(usage, "prompt_tokens", 0)),
+            completion_tokens=_count(getattr(usage, "completion_tokens", 0)),
             latency_s=latency,
-            finish_reason=getattr(choice, "finish_reason", None) or "stop",
+            finish_reason=finish if isinstance(finish, str) else "stop",
         )
 
     # -- the LLMClient interface ------------------------------------------------------------
@@ -219,3 +229,13 @@ class OpenAICompatibleLLM(BaseLLM):
 
 class _Unreadable(Exception):
     pass
+
+
+def _count(value: Any) -> int:
+    """A token count from a reply: a non-negative whole number, else 0 (the server's usage
+    block is informative; a text, a list, a negative or an infinite count is not a count)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    if isinstance(value, float) and not value.is_integer():  # also inf and nan
+        return 0
+    return max(0, int(value))
