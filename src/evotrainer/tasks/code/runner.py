@@ -336,7 +336,7 @@ class CallTimeout(BaseException):
         self.clock, self.limit = clock, limit
 
 
-LIMITS = {}  # the current call's limits, for the timers' messages
+LIMITS = {"cpu": 0.0, "wall": 0.0}  # the current call's limits, for the timers' messages
 
 
 def _cpu_alarm(signum, frame):
