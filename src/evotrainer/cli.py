@@ -10,6 +10,7 @@ fake:latency=SECONDS (an echo after a delay)."""
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import time
 from datetime import datetime
@@ -316,20 +317,28 @@ def init(
     ] = "starter",
     force: Annotated[bool, typer.Option("--force", help="replace an existing file")] = False,
 ) -> None:
-    """Write an example config to edit, with comments on where your data goes."""
+    """Write an example config to edit, with comments on where your data goes. Never through a
+    symbolic link (``--force`` replaces a file, not what a link points to)."""
     from evotrainer import EXAMPLES, example_config
+    from evotrainer.run.checkpoint import atomic_write
 
     try:
         if example not in EXAMPLES:
             raise EvoTrainerError(f"--example {example}: the examples are {', '.join(EXAMPLES)}")
+        if path.is_symlink():
+            raise EvoTrainerError(
+                f"{path} is a symbolic link (to {os.readlink(path)}): init does not write "
+                "through a link; remove the link or choose another PATH"
+            )
         if path.exists() and (path.is_dir() or not force):
             what = "a directory" if path.is_dir() else "a file"
             raise EvoTrainerError(
                 f"{path} exists ({what}): choose another PATH"
                 + ("" if path.is_dir() else " or replace it with --force")
             )
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(example_config(example).read_text(encoding="utf-8"), "utf-8")
+        # a temporary file renamed over PATH: a link planted meanwhile is replaced, not followed
+        atomic_write(path, example_config(example).read_text(encoding="utf-8"))
+        os.chmod(path, 0o644)  # as a file written in place would be (mkstemp makes 0600)
     except (EvoTrainerError, OSError) as exc:
         fail(exc)
     out.print(
