@@ -280,3 +280,35 @@ def test_the_email_pattern_is_linear():
     t0 = time.perf_counter()
     private_items("-" * 40_000 + " a " + "1 " * 20_000 + "x")
     assert time.perf_counter() - t0 < 0.5
+
+
+@pytest.mark.parametrize("command", ["eval", "run"])
+def test_eval_and_run_say_when_they_wait_and_take_a_timeout(tmp_path, command):
+    """Issue 50, cause 8: eval against a hanging server was silent for up to 10 minutes (120 s
+    x 5 tries) and had no --timeout. The server here answers nothing for 3 s; with --timeout 1
+    each try gives up at 1 s ("timed out", not the dropped connection of 3 s), and a line says
+    the command is waiting."""
+    server = BrokenServer("hang")
+    notice = ["--set", "model.wait_notice_s=0.3", "--timeout", "1"]
+    try:
+        if command == "eval":
+            args = ["eval", "--data", str(FIXTURE), "--prompt", "seed:A", "--limit", "1"]
+            args += [
+                "--model",
+                "openai:m",
+                "--base-url",
+                server.url,
+                "--set",
+                "cache.enabled=false",
+            ]
+            args += ["--set", "model.max_retries=0"]
+        else:
+            fast = _run_args(tmp_path, server.url)  # its model.timeout_s=0.5 left to --timeout
+            args = [a if a != "model.timeout_s=0.5" else "model.max_retries=0" for a in fast]
+        res = cli.invoke(app, [*args, *notice])
+    finally:
+        server.close()
+    said = " ".join(res.output.split())
+    assert res.exit_code == 2, res.output
+    assert f"waiting for the model server at {server.url}: no reply for" in said, said
+    assert "timed out" in said.lower(), said

@@ -54,7 +54,7 @@ def _main(
         typer.Option("--version", callback=_version, is_eager=True, help="print the version"),
     ] = False,
 ) -> None:
-    pass
+    _log_to_console()
 
 
 @app.command()
@@ -109,6 +109,9 @@ def run(
         if init_from:
             values["init_from"] = init_from
         cfg = load_config(config, set_ or [], values)
+        if timeout is not None and cfg.model.timeout_s > timeout:
+            values["model.timeout_s"] = timeout  # no request waits longer than the whole run
+            cfg = load_config(config, set_ or [], values)
         if data:
             cfg = load_config(config, set_ or [], {**data_values(data, cfg), **values})
         rd = run_dir or Path("runs") / f"{datetime.now():%Y%m%d-%H%M%S}-seed{cfg.seed}"
@@ -296,10 +299,19 @@ def eval_(
     base_url: BaseUrlOpt = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help="config override")] = None,
     task_name: TaskOpt = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            min=0.001,
+            help="seconds to wait for each answer of a model server (model.timeout_s, default "
+            "120; retried model.max_retries times); a line says when it waits",
+        ),
+    ] = None,
 ) -> None:
     """Run policies over a data set and report validation metrics (several policies share each
     instance's prefill: instances are evaluated one at a time for all policies)."""
-    run_eval(data, prompt, out_file, limit, model, base_url, set_, task_name)
+    run_eval(data, prompt, out_file, limit, model, base_url, set_, task_name, timeout)
 
 
 @app.command()
@@ -410,11 +422,16 @@ class _LogToConsole(logging.Handler):
         err.print(f"{record.levelname.lower()}: {record.getMessage()}", markup=False)
 
 
-def main() -> None:
+def _log_to_console() -> None:
+    """EvoTrainer's warnings (a server it waits on, a fallback ...) on the error console, once
+    per process (every command, also when the app is invoked without ``main``)."""
     logger = logging.getLogger("evotrainer")
     if not any(isinstance(h, _LogToConsole) for h in logger.handlers):
-        handler = _LogToConsole(logging.WARNING)
-        logger.addHandler(handler)
+        logger.addHandler(_LogToConsole(logging.WARNING))
+
+
+def main() -> None:
+    _log_to_console()
     try:
         app()
     except KeyboardInterrupt:

@@ -6,15 +6,18 @@ exponential backoff and jitter (429, 408, 409, 5xx, timeouts, connection errors;
 Retry-After is honoured), ``extra_body`` for server-specific fields. The client lives on the
 process's LLM event loop (llm/aio.py): ``acomplete`` is the one path, ``complete`` waits for it
 from sync code. At most ``concurrency`` requests are in flight (one semaphore for every caller).
-An answer that cannot be read (not JSON, no choices) is retried ``max_retries`` times too. After
-the retries it raises LLMError naming the endpoint; a 400 that reports a context-length problem
-raises ContextOverflowError at once.
+An answer that cannot be read (not JSON, no choices, any field of the wrong type) is retried
+``max_retries`` times too. After the retries it raises LLMError naming the endpoint; a 400 that
+reports a context-length problem raises ContextOverflowError at once. A request without a reply
+for ``wait_notice_s`` seconds is logged as a warning (the command line prints it), again every
+as many seconds, one line per client at a time: a slow or hanging server is never silent.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import random
 import time
@@ -28,6 +31,7 @@ from evotrainer.llm.base import BaseLLM, Completion, SamplingParams, as_dicts
 from evotrainer.types import Message
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+log = logging.getLogger(__name__)
 
 
 def _is_overflow(text: str) -> bool:
@@ -75,6 +79,7 @@ class OpenAICompatibleLLM(BaseLLM):
         context_size: int | None = None,
         extra_body: dict[str, Any] | None = None,
         loop: BackgroundLoop | None = None,
+        wait_notice_s: float = 15.0,
     ) -> None:
         self.model = model
         self.base_url = checked_base_url(base_url)
@@ -94,6 +99,8 @@ class OpenAICompatibleLLM(BaseLLM):
         self._client: Any = None  # AsyncOpenAI, made on the loop at first use
         self._sem: asyncio.Semaphore | None = None
         self._jitter = random.Random(0)  # jitter only; never affects results
+        self.wait_notice_s = wait_notice_s
+        self._last_notice = -float("inf")  # when this client last said it was waiting
 
     # -- the pooled client, on the LLM loop -------------------------------------------------
     def _ensure_client(self) -> Any:
@@ -145,8 +152,8 @@ class OpenAICompatibleLLM(BaseLLM):
             start = time.perf_counter()
             try:
                 async with self._sem:
-                    resp = await client.chat.completions.create(
-                        **body, extra_body=self._extra(body) or None
+                    resp = await self._waited(
+                        client.chat.completions.create(**body, extra_body=self._extra(body) or None)
                     )
                 return self._read(resp, time.perf_counter() - start, url)
             except openai.BadRequestError as exc:
@@ -170,6 +177,36 @@ class OpenAICompatibleLLM(BaseLLM):
             if attempt < self.max_retries:
                 await asyncio.sleep(self.backoff_s * (2**attempt) * (0.5 + self._jitter.random()))
         raise self._give_up(last)
+
+    async def _waited(self, request: Any) -> Any:
+        """``await request``, saying (a warning) when it has had no reply for
+        ``wait_notice_s`` seconds, and again every as many seconds."""
+        task = asyncio.ensure_future(request)
+        start = time.monotonic()
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=self.wait_notice_s)
+                if done:
+                    return task.result()
+                self._say_waiting(time.monotonic() - start)
+        finally:
+            if not task.done():  # cancelled (Ctrl-C): do not leave the request running
+                task.cancel()
+
+    def _say_waiting(self, waited: float) -> None:
+        now = time.monotonic()
+        if now - self._last_notice < self.wait_notice_s * 0.9:
+            return  # one line per interval, however many requests wait
+        self._last_notice = now
+        tries = self.max_retries + 1
+        log.warning(
+            "waiting for the model server at %s: no reply for %.0f s (each try waits up to "
+            "%g s, %d tries: model.timeout_s, model.max_retries; eval --timeout sets the first)",
+            self.base_url,
+            waited,
+            self.timeout_s,
+            tries,
+        )
 
     @staticmethod
     def _read(resp: Any, latency: float, url: str) -> Completion:
