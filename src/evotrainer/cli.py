@@ -33,7 +33,7 @@ from evotrainer.cli_common import (
     overrides,
 )
 from evotrainer.cli_eval import run_eval
-from evotrainer.cli_run import conclude, data_values, observers, resume_hint
+from evotrainer.cli_run import conclude, data_values, interrupted, observers, resume_hint
 from evotrainer.errors import DataError, EvoTrainerError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -127,6 +127,8 @@ def run(
         conclude(co, result, as_json, cfg.report)
     except (EvoTrainerError, OSError) as exc:
         fail(exc, resume_hint(exc, rd), where=rd)
+    except KeyboardInterrupt:
+        interrupted(rd if rd is not None and rd.is_dir() else None)
 
 
 @app.command()
@@ -201,6 +203,8 @@ def resume(
         conclude(co, result, as_json, co.cfg.report)
     except (EvoTrainerError, OSError) as exc:
         fail(exc, resume_hint(exc, run_dir), where=run_dir)
+    except KeyboardInterrupt:
+        interrupted(run_dir)
 
 
 @app.command()
@@ -311,7 +315,10 @@ def eval_(
 ) -> None:
     """Run policies over a data set and report validation metrics (several policies share each
     instance's prefill: instances are evaluated one at a time for all policies)."""
-    run_eval(data, prompt, out_file, limit, model, base_url, set_, task_name, timeout)
+    try:
+        run_eval(data, prompt, out_file, limit, model, base_url, set_, task_name, timeout)
+    except KeyboardInterrupt:
+        interrupted(None)
 
 
 @app.command()
@@ -434,7 +441,7 @@ def main() -> None:
     _log_to_console()
     try:
         app()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # outside a command (run, resume and eval say it themselves)
         err.print("interrupted")
         sys.exit(130)
 

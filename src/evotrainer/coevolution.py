@@ -89,6 +89,9 @@ from evotrainer.types import Instance
 __all__ = ["CoEvolution", "Observer", "RunResult"]
 
 
+INTERRUPTED = "interrupted (Ctrl-C): the run did not finish; its last checkpoint stands"
+
+
 class CoEvolution:
     """Build it from a RunConfig (and optionally your own task, LLM client or validation set);
     call ``run()``. ``CoEvolution.resume(run_dir)`` continues a killed run."""
@@ -159,6 +162,8 @@ class CoEvolution:
         except BaseException as exc:
             if isinstance(exc, EvoTrainerError):
                 c.emit(ev.RUN_FAILED, message=str(exc), budget=c.budget.snapshot())
+            if isinstance(exc, KeyboardInterrupt):
+                c.emit(ev.RUN_INTERRUPTED, message=INTERRUPTED, budget=c.budget.snapshot())
             if c.tracker is not None:
                 c.tracker.close()
             if rd is not None:
@@ -166,6 +171,9 @@ class CoEvolution:
             raise
         try:
             return finish(c, self.state, stopped, self.run_dir)
+        except KeyboardInterrupt:  # validating, confirming, writing the results: no summary
+            c.emit(ev.RUN_INTERRUPTED, message=INTERRUPTED, budget=c.budget.snapshot())
+            raise
         finally:
             if rd is not None:
                 rd.close()
