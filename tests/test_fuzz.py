@@ -231,14 +231,17 @@ def _newest(run: Path) -> Path:
     return sorted((run / "checkpoints").glob("ckpt-*.json"))[-1]
 
 
+WRONG_TYPE = "<a value of another type than the one there>"
+
+
 @st.composite
 def checkpoint_damage(draw):
     """What to do to a checkpoint: change a value (checksum recomputed, as an attacker can),
     write random bytes or deep nesting, truncate it, or append random lines to a journal (its
     reference fixed in the checkpoint)."""
     kind = draw(st.sampled_from(["value", "value", "bytes", "deep", "truncate", "journal"]))
-    if kind == "value":
-        return kind, draw(st.data()), draw(fuzz_values)
+    if kind == "value":  # a random value, or one of another type than the one there
+        return kind, draw(st.data()), draw(st.one_of(fuzz_values, st.just(WRONG_TYPE)))
     if kind == "bytes":
         return kind, draw(st.binary(max_size=200)), None
     if kind == "truncate":
@@ -280,7 +283,9 @@ def _damage(run: Path, damage) -> None:
         doc = json.loads(ck.read_text())
         where = a.draw(places(doc["state"]))
         if where:
-            _replace_at(doc["state"], where, b)
+            _replace_at(
+                doc["state"], where, _wrong(_at(doc["state"], where)) if b == WRONG_TYPE else b
+            )
             doc["sha256"] = _digest(doc["state"])
             ck.write_text(json.dumps(doc))
     else:
@@ -477,3 +482,109 @@ def test_a_reply_whose_choices_is_an_object_is_a_clear_error(reply_server):
     res = cli.invoke(app, [*args, *_served(reply_server.url)])
     _ok(res)
     assert "unparseable answer" in res.output
+
+
+# -- issue 50, cause 9: the example Hypothesis found, kept as an explicit test -----------------
+class _Draws:
+    """Stands for ``st.data()`` in a damage: draws the given place."""
+
+    def __init__(self, place: list) -> None:
+        self.place = place
+
+    def draw(self, strategy):
+        return self.place
+
+
+def test_a_list_where_the_initial_policy_id_belongs_is_refused(killed_run, tmp_path_factory):
+    """The damage ``('value', ..., [None, None, None, None])`` at ``['initial', 0]`` ended in
+    ``TypeError: unhashable type: 'list'`` at evaluation/meta_judge.py (rows_of), a traceback.
+    Resume and report end cleanly, the resume's message naming the field."""
+    from evotrainer.errors import CheckpointError
+
+    run = _copy(killed_run, tmp_path_factory)
+    _damage(run, ("value", _Draws(["initial", 0]), [None, None, None, None]))
+    res = cli.invoke(app, ["report", str(run)])
+    assert res.exit_code == 0 or isinstance(res.exception, SystemExit), repr(res.exception)
+    with pytest.raises(CheckpointError, match=r"initial"):
+        fake_resume(run)
+
+
+def _fields(node, path: tuple = ()):
+    """Every place in a checkpoint's state: each key of its objects (of a map keyed by ids,
+    the first two entries) and the first item of each list."""
+    import re
+
+    if path:
+        yield path
+    if isinstance(node, dict):
+        keys = list(node)
+        ids = [k for k in keys if re.fullmatch(r"[a-z]?[0-9a-f]{8,}|\d+|[a-z]+-[0-9a-f]{6,}", k)]
+        for key in [k for k in keys if k not in ids] + ids[:2]:
+            yield from _fields(node[key], (*path, key))
+    elif isinstance(node, list) and node:
+        yield from _fields(node[0], (*path, 0))
+
+
+def _wrong(value):
+    """A value of another type than ``value``: a list for a text (the fuzz's example), a text
+    for a number, an object for a list ..."""
+    if isinstance(value, bool | str | dict):
+        return [None, None, None, None]
+    if isinstance(value, int | float):
+        return "x"
+    if isinstance(value, list):
+        return {"x": None}
+    return [None]
+
+
+def test_a_wrong_type_in_any_field_of_a_checkpoint_is_refused_naming_it(
+    killed_run, tmp_path_factory
+):
+    """Issue 50, cause 9: wrong types in every field of a checkpoint (its journals written into
+    it, so that their fields are reached too), one at a time: the check a resume makes first
+    of all names the field. One field per part of the state then goes through a real resume:
+    refused with a CheckpointError naming the file and the field."""
+    from evotrainer.coevolution import CoEvolution
+    from evotrainer.engine.checkpoint_schema import check_checkpoint
+    from evotrainer.errors import CheckpointError
+    from evotrainer.run import checkpoint
+    from tests.fake_meetings import RecordingMeetingTask, family_llm
+
+    state, _, _ = checkpoint.load_latest(killed_run)
+    full = json.loads(json.dumps(state))
+    check_checkpoint(full)  # the intact state passes
+    places = list(_fields(full))
+    assert len(places) > 200  # every part of the state: inner, outer, memo, monitor ...
+    resumed: dict = {}
+    for place in places:
+        damaged = json.loads(json.dumps(full))
+        _replace_at(damaged, list(place), _wrong(_at(full, place)))
+        named = "state" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in place)
+        with pytest.raises(TypeError) as err:
+            check_checkpoint(damaged)
+        assert named in str(err.value), (place, str(err.value))
+        resumed.setdefault(place[0], (place, damaged, named))  # the first field of each part
+    run = _copy(killed_run, tmp_path_factory)
+    ckdir = run / "checkpoints"
+    for extra in [*ckdir.glob("*.jsonl"), *checkpoint.checkpoint_files(ckdir)[:-1]]:
+        extra.unlink()
+    newest = checkpoint.checkpoint_files(ckdir)[-1]
+    for _place, damaged, named in [*resumed.values(), resumed["initial"]]:
+        newest.write_text(json.dumps({"sha256": _digest(damaged), "state": damaged}))
+        checkpoint._JOURNALS.clear()
+        task = RecordingMeetingTask()
+        with pytest.raises(CheckpointError) as err:
+            CoEvolution.resume(run, task=task, llm=family_llm(task))
+        assert named in str(err.value) and newest.name in str(err.value), str(err.value)
+
+
+def _at(doc, place):
+    for step in place:
+        doc = doc[step]
+    return doc
+
+
+def _digest(state) -> str:
+    from evotrainer.run.checkpoint import _digest as digest
+
+    return digest(state)

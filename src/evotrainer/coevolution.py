@@ -34,6 +34,7 @@ from evotrainer.config import RunConfig
 from evotrainer.defences.learned import LearnedDefences
 from evotrainer.engine import outer_step as outer
 from evotrainer.engine.adapters import check_distill
+from evotrainer.engine.checkpoint_schema import checked_checkpoint
 from evotrainer.engine.components import Note, build_components
 from evotrainer.engine.distill_step import DistillStep, distill_due_after
 from evotrainer.engine.generation import draw_batch, retune_threads, run_generation
@@ -278,6 +279,8 @@ class CoEvolution:
         finished = (rd.path / "summary.json").exists()
         # the checkpoint is read before a model loads: a damaged run is named at once
         saved = load_latest(rd.path) if checkpoint_files(rd.path / "checkpoints") else None
+        if saved is not None:
+            checked_checkpoint(saved[0], saved[1])  # every field's type, naming the one wrong
         if more:
             done = generations_done(saved, rd.path)
             settings = {**(settings or {}), "inner.generations": done + more}
