@@ -180,6 +180,21 @@ class ValidationResultState(_Part):
     truncation: str | None = None
 
 
+class BudgetState(_Part):
+    """The budget's counters (llm/budget.py ``Budget.COUNTERS``): whole numbers but the
+    seconds."""
+
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    backend_calls: int = 0
+    backend_tokens: int = 0
+    llm_seconds: Number = 0.0
+    cache_hits: int = 0
+    cache_misses: int = 0
+    llm_errors: int = 0
+
+
 class RunStateFile(_Part):
     """A checkpoint's ``state`` (engine/state.py's ``state_dict``)."""
 
@@ -192,7 +207,7 @@ class RunStateFile(_Part):
     distill: DistillState | None = None
     trial_generations: int
     initial: tuple[str, Number] | None
-    budget: dict[str, Number]
+    budget: BudgetState
     elapsed_s: Number
     policies: dict[str, PolicyState]
     learned: LearnedState | None = None
@@ -221,9 +236,7 @@ def checked_checkpoint(state: Any, path: Path) -> None:
     try:
         check_checkpoint(state)
     except TypeError as exc:
-        raise CheckpointError(
-            f"{path}: a damaged or crafted checkpoint, not loaded: {exc}"
-        ) from None
+        raise CheckpointError(f"{path}: not a checkpoint this version can read: {exc}") from None
 
 
 def _explain(exc: ValidationError) -> str:

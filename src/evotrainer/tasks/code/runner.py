@@ -206,12 +206,9 @@ def _make_check(workdir, readable, violations, resolve):
     """The hook's check of one event, as a closure over the guard's paths and every rule: it
     notes and returns the refusal's message for what the code under test may not do, else
     None."""
-    _any, _len, _repr, _type, _isinstance = any, len, repr, type, isinstance
-    _str, _bytes, _int, _bool, _id, _getframe = str, bytes, int, bool, id, sys._getframe
-    decode = bytes.decode
-    solution = SOLUTION
-    lookups = _name_lookups()  # kept alive: their ids stay theirs
-    lookup_ids = frozenset(_id(c) for c in lookups)
+    _any, _len, _type, _int, _str, _bool = any, len, type, int, str, bool
+    text, inside, shown = _make_paths(resolve)
+    from_candidate = _make_origin()
     forbidden, process, signals = FORBIDDEN_MODULES, PROCESS_EVENTS, SIGNAL_EVENTS
     writes_, links_, reads_ = WRITE_EVENTS, LINK_EVENTS, READ_EVENTS
     introspection, frame_attrs = INTROSPECTION, FRAME_ATTRS
@@ -222,40 +219,6 @@ def _make_check(workdir, readable, violations, resolve):
         if _len(violations) < 20:
             violations.append(message)
         return "sandbox: " + kind + " is not allowed (" + detail + ")"
-
-    def text(path):
-        """A path argument as an exact str (never a call into the code's own objects), or
-        None for one that is not a str, bytes or descriptor."""
-        if _isinstance(path, _str):
-            return "".join((path,))
-        if _isinstance(path, _bytes):
-            return decode(path, "utf-8", "surrogateescape")
-        return None
-
-    def from_candidate():
-        """Whether the code under test is anywhere on the stack of this event, unless the
-        event comes straight from one of the standard library's functions that only look up
-        their caller's module name (``_name_lookups``: known by identity, not by file name,
-        which ``compile`` lets anyone choose)."""
-        frame = _getframe(3)  # 0 here, 1 check, 2 hook, 3 the event's origin
-        if frame is not None and _id(frame.f_code) in lookup_ids:
-            return False
-        while frame is not None:
-            if frame.f_code.co_filename == solution:
-                return True
-            frame = frame.f_back
-        return False
-
-    def inside(path, roots):
-        if path is None or (_isinstance(path, _int) and not _isinstance(path, _bool)):
-            return True  # a file descriptor: already open (and opened under this hook)
-        name = text(path)
-        real = resolve(name) if name is not None and "\x00" not in name else None
-        return real is not None and _any(real == r or real.startswith(r + "/") for r in roots)
-
-    def shown(path):
-        name = text(path)
-        return _repr(name)[:80] if name is not None else "(a path that is not text)"
 
     def check(event, args):
         if event == "open":
@@ -303,6 +266,58 @@ def _make_check(workdir, readable, violations, resolve):
         return None
 
     return check
+
+
+def _make_paths(resolve):
+    """The hook's path helpers, bound to built-ins now: (text, inside, shown)."""
+    _any, _repr, _isinstance = any, repr, isinstance
+    _str, _bytes, _int, _bool = str, bytes, int, bool
+    decode = bytes.decode
+
+    def text(path):
+        """A path argument as an exact str (never a call into the code's own objects), or
+        None for one that is not a str, bytes or descriptor."""
+        if _isinstance(path, _str):
+            return "".join((path,))
+        if _isinstance(path, _bytes):
+            return decode(path, "utf-8", "surrogateescape")
+        return None
+
+    def inside(path, roots):
+        if path is None or (_isinstance(path, _int) and not _isinstance(path, _bool)):
+            return True  # a file descriptor: already open (and opened under this hook)
+        name = text(path)
+        real = resolve(name) if name is not None and "\x00" not in name else None
+        return real is not None and _any(real == r or real.startswith(r + "/") for r in roots)
+
+    def shown(path):
+        name = text(path)
+        return _repr(name)[:80] if name is not None else "(a path that is not text)"
+
+    return text, inside, shown
+
+
+def _make_origin(_getframe=sys._getframe, _id=id):
+    """``from_candidate()``: whether the code under test is anywhere on the stack of the event
+    being checked, unless the event comes straight from one of the standard library's
+    functions that only look up their caller's module name (``_name_lookups``: known by
+    identity, not by file name, which ``compile`` lets anyone choose). Called by the check
+    only (it counts the frames above it)."""
+    solution = SOLUTION
+    lookups = _name_lookups()  # kept alive: their ids stay theirs
+    lookup_ids = frozenset(_id(c) for c in lookups)
+
+    def from_candidate():
+        frame = _getframe(3)  # 0 here, 1 check, 2 hook, 3 the event's origin
+        if frame is not None and _id(frame.f_code) in lookup_ids:
+            return False
+        while frame is not None:
+            if frame.f_code.co_filename == solution:
+                return True
+            frame = frame.f_back
+        return False
+
+    return from_candidate
 
 
 def _name_lookups():
