@@ -249,6 +249,21 @@ def test_ordinary_yaml_anchors_still_work(tmp_path):
     assert loaded.inner.seed_prompts == ["Write the minutes.", "List the decisions."]
 
 
+def test_a_duplicate_yaml_key_is_refused_with_its_line(tmp_path):
+    """Issue 50, cause 6: the last of two keys won, silently."""
+    cfg = tmp_path / "dup.yaml"
+    cfg.write_text("seed: 1\ninner:\n  population: 6\n  elites: 2\n  population: 60\n")
+    with pytest.raises(ConfigError, match=r"dup\.yaml.*'population' twice.*line 5"):
+        load_config(cfg)
+    cfg.write_text("seed: 1\ninner: {population: 6}\nseed: 2\n")
+    with pytest.raises(ConfigError, match=r"dup\.yaml.*'seed' twice.*line 3"):
+        load_config(cfg)
+    with pytest.raises(ConfigError, match=r"--set model\.extra_body.*'a' twice"):
+        load_config(None, ["model.extra_body={a: 1, a: 2}"])
+    res = cli.invoke(app, ["run", "-c", str(cfg), "--model", "fake:echo"])
+    assert "'seed' twice" in _refused(res)
+
+
 # -- eval --prompt: a file, a seed or policy text ------------------------------------------------
 def _eval(tmp_path: Path, *prompts: str):  # type: ignore[no-untyped-def]
     args = ["eval", "--data", str(FIXTURE), "--model", "fake:echo", "--limit", "1"]

@@ -280,3 +280,88 @@ def test_the_email_pattern_is_linear():
     t0 = time.perf_counter()
     private_items("-" * 40_000 + " a " + "1 " * 20_000 + "x")
     assert time.perf_counter() - t0 < 0.5
+
+
+@pytest.mark.parametrize("command", ["eval", "run"])
+def test_eval_and_run_say_when_they_wait_and_take_a_timeout(tmp_path, command):
+    """Issue 50, cause 8: eval against a hanging server was silent for up to 10 minutes (120 s
+    x 5 tries) and had no --timeout. The server here answers nothing for 3 s; with --timeout 1
+    each try gives up at 1 s ("timed out", not the dropped connection of 3 s), and a line says
+    the command is waiting."""
+    server = BrokenServer("hang")
+    notice = ["--set", "model.wait_notice_s=0.3", "--timeout", "1"]
+    try:
+        if command == "eval":
+            args = ["eval", "--data", str(FIXTURE), "--prompt", "seed:A", "--limit", "1"]
+            args += [
+                "--model",
+                "openai:m",
+                "--base-url",
+                server.url,
+                "--set",
+                "cache.enabled=false",
+            ]
+            args += ["--set", "model.max_retries=0"]
+        else:
+            fast = _run_args(tmp_path, server.url)  # its model.timeout_s=0.5 left to --timeout
+            args = [a if a != "model.timeout_s=0.5" else "model.max_retries=0" for a in fast]
+        res = cli.invoke(app, [*args, *notice])
+    finally:
+        server.close()
+    said = " ".join(res.output.split())
+    assert res.exit_code == 2, res.output
+    assert f"waiting for the model server at {server.url}: no reply for" in said, said
+    assert "timed out" in said.lower(), said
+
+
+def _interrupt(*args, **kwargs):
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("where", ["confirmation", "report"])
+def test_ctrl_c_near_the_end_says_interrupted_and_the_summary_never_says_completed(
+    tmp_path, monkeypatch, where
+):
+    """Issue 50: Ctrl-C near the end printed no "interrupted" line (typer turns the interrupt
+    into a silent exit 130), and the summary said completed."""
+    from evotrainer.engine import outcome
+    from evotrainer.report import build
+
+    if where == "confirmation":  # before summary.json is written
+        monkeypatch.setattr(outcome, "confirm_winner", _interrupt)
+    else:  # after: while the report is built
+        monkeypatch.setattr(build, "build_report", _interrupt)
+    run_dir = tmp_path / "run"
+    args = ["run", "--model", "fake:minutes", "--run-dir", str(run_dir)]
+    args += ["--set", f"cache.path={tmp_path / 'c.sqlite'}", "--set", "validation.data=null"]
+    for key, value in {
+        "inner.generations": 1,
+        "inner.population": 3,
+        "inner.elites": 1,
+        "inner.tasks_per_generation": 2,
+        "outer.enabled": "false",
+        "validation.synthetic_size": 4,
+        "report": "true",
+    }.items():
+        args += ["--set", f"{key}={value}"]
+    res = cli.invoke(app, args)
+    said = " ".join(res.output.split())
+    assert res.exit_code == 130, res.output
+    summary = run_dir / "summary.json"
+    hint = "resume" if where == "confirmation" else "report"
+    assert "interrupted" in said and f"evotrainer {hint} {run_dir}" in said, said
+    if where == "confirmation":
+        assert not summary.exists()
+        events = [json.loads(x) for x in (run_dir / "events.jsonl").read_text().splitlines()]
+        assert events[-1]["type"] == "run_interrupted"
+    else:
+        doc = json.loads(summary.read_text())
+        assert doc["stopped"] == "interrupted" and doc["interrupted_after"] == "completed"
+
+
+def test_ctrl_c_during_eval_says_interrupted(monkeypatch):
+    from evotrainer import cli_eval
+
+    monkeypatch.setattr(cli_eval, "_evaluate", _interrupt)
+    res = cli.invoke(app, ["eval", "--data", str(FIXTURE), "--prompt", "seed:A"])
+    assert res.exit_code == 130 and "interrupted" in res.output, res.output

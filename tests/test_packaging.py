@@ -102,6 +102,21 @@ def test_init_writes_an_example_config_that_loads(tmp_path, monkeypatch):
     assert cli.invoke(app, ["init", "x.yaml", "--example", "nope"]).exit_code == 2
 
 
+def test_init_never_writes_through_a_symbolic_link(tmp_path, monkeypatch):
+    """Issue 50, cause 7: ``init --force`` wrote the example onto the file a link pointed to."""
+    monkeypatch.chdir(tmp_path)
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me\n")
+    (tmp_path / "evotrainer.yaml").symlink_to(target)
+    res = cli.invoke(app, ["init", "--force"])
+    assert res.exit_code == 2 and "symbolic link" in res.output, res.output
+    assert target.read_text() == "keep me\n"
+    (tmp_path / "dangling.yaml").symlink_to(tmp_path / "nowhere.txt")  # exists() is False
+    res = cli.invoke(app, ["init", "dangling.yaml"])
+    assert res.exit_code == 2 and "symbolic link" in res.output, res.output
+    assert not (tmp_path / "nowhere.txt").exists()
+
+
 def test_example_config_from_the_api():
     path = evotrainer.example_config()
     assert path.name == "starter.yaml" and path.is_file()

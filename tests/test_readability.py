@@ -346,3 +346,32 @@ def test_a_model_without_a_chat_template_is_refused_not_given_another_format(tmp
         LlamaCppLLM(gguf, n_threads=1)
     llm = LlamaCppLLM(gguf, n_threads=1, chat_format="gemma")  # named: taken as given
     assert llm._llm.kw["chat_format"] == "gemma"
+
+
+def test_a_checkpoint_holding_raw_answers_and_genes_passes_the_resume_check(tmp_path):
+    """The checkpoint's schema knows issue 46's fields: a validation row's answer before the
+    loop cut (a string among the metrics), a policy's decoding and loop-cut genes, a harness's
+    own genes; a wrong type there is refused like anywhere else."""
+    from evotrainer.engine.checkpoint_schema import check_checkpoint
+    from tests.fake_runs import small_config
+
+    def looping(messages, params):
+        return LOOPED
+
+    from evotrainer.coevolution import CoEvolution
+    from tests.fake_meetings import RecordingMeetingTask
+
+    cfg = small_config(tmp_path / "c.sqlite", inner={"generations": 1})
+    co = CoEvolution(cfg, task=RecordingMeetingTask(), llm=FunctionLLM(looping))
+    co.run(tmp_path / "run")
+    from evotrainer.run import checkpoint
+
+    state, _, _ = checkpoint.load_latest(tmp_path / "run")
+    rows = [r for v in state["validation_memo"].values() for r in v["per_instance"]]
+    assert any(isinstance(r.get("raw_output"), str) for r in rows)
+    assert any("postprocess" in p for p in state["policies"].values())
+    check_checkpoint(state)
+    bad = json.loads(json.dumps(state))
+    next(iter(bad["policies"].values()))["postprocess"] = {"enabled": "yes"}
+    with pytest.raises(TypeError, match="postprocess.enabled"):
+        check_checkpoint(bad)

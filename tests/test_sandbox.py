@@ -235,3 +235,42 @@ def test_resume_never_takes_an_unsafe_sandbox_from_a_run_directory(tmp_path):
         RunDirectory.open(run_dir)
     (run_dir / "config.yaml").write_text(yaml.safe_dump({"task": {"name": "code"}}))
     assert RunDirectory.open(run_dir).config.task.sandbox == "auto"
+
+
+# -- issue 50: a call's limit is CPU time; the wall clock is a backstop scaled to the load -------
+SLEEPER = "import time\ndef f(s):\n    time.sleep(s)\n    return 'slept'\n"
+
+
+def test_a_call_is_limited_in_cpu_seconds_not_in_wall_clock_seconds(box):
+    """A loaded machine stretches wall-clock time, not CPU time: a call that waits 1.3 s but
+    computes nothing is inside a 1 s limit (the probe's correct answer, 0.4 CPU s, was cut at a
+    0.8 s alarm on a machine at load 4 on 2 cores). A loop is still cut, in CPU seconds."""
+    ex, r = call(box, SLEEPER, "(1.3,)")
+    assert r is not None and r.ok and r.value == "'slept'", ex
+    ex, r = call(box, "def f(x):\n    while True:\n        pass\n")
+    assert not r.ok and r.raised == "Timeout" and "CPU" in r.error
+
+
+def test_the_wall_clock_backstop_ends_a_call_that_waits(box):
+    ex, r = call(box, SLEEPER, "(60,)")
+    assert ex.ran and not r.ok and r.raised == "Timeout" and "wall-clock" in r.error
+
+
+def test_the_backstop_grows_with_the_machines_load(monkeypatch):
+    from evotrainer.tasks.code import sandbox
+
+    monkeypatch.setattr(sandbox.os, "getloadavg", lambda: (8.0, 8.0, 8.0))
+    monkeypatch.setattr(sandbox.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert sandbox.load_scale() == 4.0  # load 8 on 2 CPUs
+    monkeypatch.setattr(sandbox.os, "getloadavg", lambda: (0.5, 0.5, 0.5))
+    assert sandbox.load_scale() == 1.0  # never below the idle machine's limits
+    monkeypatch.setattr(sandbox.os, "getloadavg", lambda: (1e6, 1e6, 1e6))
+    assert sandbox.load_scale() == sandbox.MAX_LOAD_SCALE
+    # a call that waits 2.5 s: past the backstop of an idle machine (2 x 1 s) ...
+    monkeypatch.setattr(sandbox, "load_scale", lambda: 1.0)
+    ex, r = call(Sandbox("auto", FAST), SLEEPER, "(2.5,)")
+    assert not r.ok and r.raised == "Timeout"
+    # ... inside the backstop of a machine at 4 times its CPUs (2 x 1 s x 4)
+    monkeypatch.setattr(sandbox, "load_scale", lambda: 4.0)
+    ex, r = call(Sandbox("auto", FAST), SLEEPER, "(2.5,)")
+    assert r is not None and r.ok, ex

@@ -524,3 +524,63 @@ def test_a_run_whose_checkpoints_are_all_damaged_is_not_restarted(tmp_path):
         ck.write_text("{}")
     with pytest.raises(CheckpointError, match="no intact checkpoint"):
         fake_resume(run_dir)
+
+
+# -- issue 50, cause 4: adapter files are checked before anything is copied ---------------------
+def test_an_adapter_that_is_a_link_is_refused_without_reading_its_target(tmp_path):
+    """``adapters/X.gguf -> /etc/shadow`` was refused, but the message printed the sha256 of
+    the file it pointed to."""
+    import hashlib
+
+    from evotrainer.errors import DataError
+    from evotrainer.llm.adapter_file import adapter_file_name, verified_copy, verify_adapter
+
+    secret = tmp_path / "shadow"
+    secret.write_bytes(b"root:$6$secret-hash:19000:0:99999:7:::\n")
+    leaked = hashlib.sha256(secret.read_bytes()).hexdigest()
+    adapters = tmp_path / "run" / "adapters"
+    adapters.mkdir(parents=True)
+    link = adapters / adapter_file_name("ab" * 32)
+    link.symlink_to(secret)
+    for load in (lambda: verify_adapter(link), lambda: verified_copy(link).__enter__()):
+        with pytest.raises(DataError, match="symbolic link") as err:
+            load()
+        assert leaked not in str(err.value)
+
+
+def test_an_adapter_is_hashed_before_it_is_copied_and_a_full_disk_is_a_clear_error(
+    tmp_path, monkeypatch
+):
+    """A 1 GB sparse adapter was copied whole into $TMPDIR before its hash was checked, and
+    ended in a raw ENOSPC OSError."""
+    import errno
+    import tempfile
+
+    from evotrainer.errors import DataError
+    from evotrainer.llm import adapter_file
+    from evotrainer.llm.adapter_file import adapter_file_name, sha256_file, verified_copy
+
+    sparse = tmp_path / adapter_file_name("cd" * 32)
+    with open(sparse, "wb") as fh:
+        fh.truncate(1 << 30)  # 1 GB of holes: not the adapter its name says
+    made: list[str] = []
+    real_mkstemp = tempfile.mkstemp
+    monkeypatch.setattr(
+        adapter_file.tempfile,
+        "mkstemp",
+        lambda *a, **k: made.append("copy") or real_mkstemp(*a, **k),
+    )
+    with pytest.raises(DataError, match="expected"), verified_copy(sparse):
+        pass
+    assert made == []  # refused before any copy was made
+    small = tmp_path / "a.gguf"
+    small.write_bytes(b"adapter bytes" * 100)
+    sha = sha256_file(small)
+
+    def full(fd, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(adapter_file, "_write_all", full)
+    with pytest.raises(DataError, match="No space left") as err, verified_copy(small, sha):
+        pass
+    assert "TMPDIR" in str(err.value)

@@ -153,6 +153,24 @@ def test_not_a_run_and_an_empty_archive_are_refused(source_run, tmp_path):
         check_source(src, "meetings")
 
 
+@pytest.mark.parametrize("where", ["front.json", "archive.json"])
+def test_a_huge_policy_text_is_refused_with_its_size(source_run, tmp_path, where):
+    """Issue 50, cause 5: a 30 MB policy text in archive.json hung the run with no message."""
+    from evotrainer.policy.genome import MAX_POLICY_CHARS
+
+    src = _copy_with_config(source_run, tmp_path)
+    doc = json.loads((src / "front.json").read_text())
+    entry = doc["front"][0]
+    entry["policy"]["components"]["system"] = "Write the minutes. " * (30_000_000 // 19)
+    if where == "archive.json":
+        (src / "front.json").unlink()
+        (src / "archive.json").write_text(json.dumps([entry]))
+    else:
+        (src / "front.json").write_text(json.dumps(doc))
+    with pytest.raises(RunDirectoryError, match=f"{where}.*entry 0.*{MAX_POLICY_CHARS:,}"):
+        check_source(src, "meetings")
+
+
 def test_cli_refuses_a_bad_source_before_the_model_loads(tmp_path):
     from typer.testing import CliRunner
 

@@ -10,6 +10,7 @@ fake:latency=SECONDS (an echo after a delay)."""
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import time
 from datetime import datetime
@@ -32,7 +33,7 @@ from evotrainer.cli_common import (
     overrides,
 )
 from evotrainer.cli_eval import run_eval
-from evotrainer.cli_run import conclude, data_values, observers, resume_hint
+from evotrainer.cli_run import conclude, data_values, interrupted, observers, resume_hint
 from evotrainer.errors import DataError, EvoTrainerError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -53,7 +54,7 @@ def _main(
         typer.Option("--version", callback=_version, is_eager=True, help="print the version"),
     ] = False,
 ) -> None:
-    pass
+    _log_to_console()
 
 
 @app.command()
@@ -108,6 +109,9 @@ def run(
         if init_from:
             values["init_from"] = init_from
         cfg = load_config(config, set_ or [], values)
+        if timeout is not None and cfg.model.timeout_s > timeout:
+            values["model.timeout_s"] = timeout  # no request waits longer than the whole run
+            cfg = load_config(config, set_ or [], values)
         if data:
             cfg = load_config(config, set_ or [], {**data_values(data, cfg), **values})
         rd = run_dir or Path("runs") / f"{datetime.now():%Y%m%d-%H%M%S}-seed{cfg.seed}"
@@ -123,6 +127,8 @@ def run(
         conclude(co, result, as_json, cfg.report)
     except (EvoTrainerError, OSError) as exc:
         fail(exc, resume_hint(exc, rd), where=rd)
+    except KeyboardInterrupt:
+        interrupted(rd if rd is not None and rd.is_dir() else None)
 
 
 @app.command()
@@ -197,6 +203,8 @@ def resume(
         conclude(co, result, as_json, co.cfg.report)
     except (EvoTrainerError, OSError) as exc:
         fail(exc, resume_hint(exc, run_dir), where=run_dir)
+    except KeyboardInterrupt:
+        interrupted(run_dir)
 
 
 @app.command()
@@ -298,10 +306,22 @@ def eval_(
     base_url: BaseUrlOpt = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help="config override")] = None,
     task_name: TaskOpt = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            min=0.001,
+            help="seconds to wait for each answer of a model server (model.timeout_s, default "
+            "120; retried model.max_retries times); a line says when it waits",
+        ),
+    ] = None,
 ) -> None:
     """Run policies over a data set and report validation metrics (several policies share each
     instance's prefill: instances are evaluated one at a time for all policies)."""
-    run_eval(data, prompt, out_file, limit, model, base_url, set_, task_name)
+    try:
+        run_eval(data, prompt, out_file, limit, model, base_url, set_, task_name, timeout)
+    except KeyboardInterrupt:
+        interrupted(None)
 
 
 @app.command()
@@ -319,20 +339,28 @@ def init(
     ] = "starter",
     force: Annotated[bool, typer.Option("--force", help="replace an existing file")] = False,
 ) -> None:
-    """Write an example config to edit, with comments on where your data goes."""
+    """Write an example config to edit, with comments on where your data goes. Never through a
+    symbolic link (``--force`` replaces a file, not what a link points to)."""
     from evotrainer import EXAMPLES, example_config
+    from evotrainer.run.checkpoint import atomic_write
 
     try:
         if example not in EXAMPLES:
             raise EvoTrainerError(f"--example {example}: the examples are {', '.join(EXAMPLES)}")
+        if path.is_symlink():
+            raise EvoTrainerError(
+                f"{path} is a symbolic link (to {os.readlink(path)}): init does not write "
+                "through a link; remove the link or choose another PATH"
+            )
         if path.exists() and (path.is_dir() or not force):
             what = "a directory" if path.is_dir() else "a file"
             raise EvoTrainerError(
                 f"{path} exists ({what}): choose another PATH"
                 + ("" if path.is_dir() else " or replace it with --force")
             )
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(example_config(example).read_text(encoding="utf-8"), "utf-8")
+        # a temporary file renamed over PATH: a link planted meanwhile is replaced, not followed
+        atomic_write(path, example_config(example).read_text(encoding="utf-8"))
+        os.chmod(path, 0o644)  # as a file written in place would be (mkstemp makes 0600)
     except (EvoTrainerError, OSError) as exc:
         fail(exc)
     out.print(
@@ -404,14 +432,19 @@ class _LogToConsole(logging.Handler):
         err.print(f"{record.levelname.lower()}: {record.getMessage()}", markup=False)
 
 
-def main() -> None:
+def _log_to_console() -> None:
+    """EvoTrainer's warnings (a server it waits on, a fallback ...) on the error console, once
+    per process (every command, also when the app is invoked without ``main``)."""
     logger = logging.getLogger("evotrainer")
     if not any(isinstance(h, _LogToConsole) for h in logger.handlers):
-        handler = _LogToConsole(logging.WARNING)
-        logger.addHandler(handler)
+        logger.addHandler(_LogToConsole(logging.WARNING))
+
+
+def main() -> None:
+    _log_to_console()
     try:
         app()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # outside a command (run, resume and eval say it themselves)
         err.print("interrupted")
         sys.exit(130)
 

@@ -43,7 +43,8 @@ TimeoutOpt = Annotated[
         "--timeout",
         min=0.001,
         help="stop starting generations after this many seconds (budget.max_wall_s); the best "
-        "policy is still validated and confirmed",
+        "policy is still validated and confirmed. run: no request to a model server waits "
+        "longer either (model.timeout_s)",
     ),
 ]
 TaskOpt = Annotated[

@@ -124,13 +124,15 @@ def run_eval(
     base_url: str | None,
     set_: list[str] | None,
     task_name: str | None,
+    timeout: float | None = None,
 ) -> None:
     """``evotrainer eval``: evaluate, print the tables, write ``--out``; exit 2 on an error or
-    when every answer failed."""
+    when every answer failed. ``timeout``: model.timeout_s (a server's answer)."""
+    values: dict[str, object] = {**overrides(model, base_url, None, task_name)}
+    if timeout is not None:
+        values["model.timeout_s"] = timeout
     try:
-        ev = _evaluate(
-            data, prompt, out_file, limit, overrides(model, base_url, None, task_name), set_
-        )
+        ev = _evaluate(data, prompt, out_file, limit, values, set_)
     except (EvoTrainerError, OSError) as exc:
         fail(exc)
         return
@@ -156,7 +158,7 @@ def _evaluate(
     prompt: list[str],
     out_file: Path | None,
     limit: int | None,
-    values: dict[str, str],
+    values: dict[str, object],
     set_: list[str] | None,
 ) -> _Evaluation:
     from rich.markup import escape

@@ -90,6 +90,30 @@ def s_val_text(x: float | None) -> str:
     return f"{x:.4f}" if x is not None and math.isfinite(x) else "- (not measured)"
 
 
+def interrupted(run_dir: Path | None) -> None:
+    """Ctrl-C: say so, and what stands (typer would end the command with a silent exit 130).
+    A summary already written is marked interrupted (engine/outcome.py)."""
+    import typer
+
+    from evotrainer.engine.outcome import mark_interrupted
+
+    if run_dir is None:
+        err.print("interrupted", markup=False)
+    elif mark_interrupted(run_dir):
+        err.print(
+            f"interrupted after the run wrote its results to {run_dir} (summary.json now says "
+            f"interrupted); `evotrainer report {run_dir}` builds the report",
+            markup=False,
+        )
+    else:
+        err.print(
+            f"interrupted: the run did not finish; `evotrainer resume {run_dir}` continues from "
+            "its last checkpoint",
+            markup=False,
+        )
+    raise typer.Exit(130)
+
+
 def resume_hint(exc: Exception, run_dir: Path | None) -> str:
     from evotrainer.errors import TooManyErrors
 

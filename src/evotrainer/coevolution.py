@@ -34,6 +34,7 @@ from evotrainer.config import RunConfig
 from evotrainer.defences.learned import LearnedDefences
 from evotrainer.engine import outer_step as outer
 from evotrainer.engine.adapters import check_distill
+from evotrainer.engine.checkpoint_schema import checked_checkpoint
 from evotrainer.engine.components import Note, build_components
 from evotrainer.engine.distill_step import DistillStep, distill_due_after
 from evotrainer.engine.generation import draw_batch, retune_threads, run_generation
@@ -87,6 +88,9 @@ from evotrainer.tasks.base import Task
 from evotrainer.types import Instance
 
 __all__ = ["CoEvolution", "Observer", "RunResult"]
+
+
+INTERRUPTED = "interrupted (Ctrl-C): the run did not finish; its last checkpoint stands"
 
 
 class CoEvolution:
@@ -159,6 +163,8 @@ class CoEvolution:
         except BaseException as exc:
             if isinstance(exc, EvoTrainerError):
                 c.emit(ev.RUN_FAILED, message=str(exc), budget=c.budget.snapshot())
+            if isinstance(exc, KeyboardInterrupt):
+                c.emit(ev.RUN_INTERRUPTED, message=INTERRUPTED, budget=c.budget.snapshot())
             if c.tracker is not None:
                 c.tracker.close()
             if rd is not None:
@@ -166,6 +172,9 @@ class CoEvolution:
             raise
         try:
             return finish(c, self.state, stopped, self.run_dir)
+        except KeyboardInterrupt:  # validating, confirming, writing the results: no summary
+            c.emit(ev.RUN_INTERRUPTED, message=INTERRUPTED, budget=c.budget.snapshot())
+            raise
         finally:
             if rd is not None:
                 rd.close()
@@ -270,6 +279,8 @@ class CoEvolution:
         finished = (rd.path / "summary.json").exists()
         # the checkpoint is read before a model loads: a damaged run is named at once
         saved = load_latest(rd.path) if checkpoint_files(rd.path / "checkpoints") else None
+        if saved is not None:
+            checked_checkpoint(saved[0], saved[1])  # every field's type, naming the one wrong
         if more:
             done = generations_done(saved, rd.path)
             settings = {**(settings or {}), "inner.generations": done + more}

@@ -208,12 +208,50 @@ def _format_errors(exc: ValidationError, source: str) -> str:
     return f"invalid config ({source}):\n  " + "\n  ".join(lines)
 
 
+class DuplicateKey(yaml.YAMLError):
+    """A key written twice in one YAML mapping (YAML forbids it; PyYAML keeps the last)."""
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """``yaml.safe_load``'s loader, refusing a key written twice in one mapping (a merge
+    ``<<: *anchor`` may still be overridden by a key written out)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            try:
+                first = seen.get(key)
+                seen[key] = line
+            except TypeError:
+                continue  # an unhashable key: construct_mapping says so below
+            if first is not None:
+                raise DuplicateKey(
+                    f"gives the key {key!r} twice (line {first} and line {line}); YAML allows "
+                    "a key once in a mapping, and which one would count is a guess: remove one"
+                )
+        return super().construct_mapping(node, deep)
+
+
+_StrictLoader.add_constructor("tag:yaml.org,2002:map", _StrictLoader.construct_yaml_map)
+
+
+def strict_yaml(text: str) -> Any:
+    """``yaml.safe_load`` that raises DuplicateKey for a key written twice in one mapping."""
+    return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+
+
 def load_yaml(text: str, source: str) -> Any:
     """``yaml.safe_load`` for configs: ConfigError naming ``source`` for text that is not YAML,
-    and for YAML that would blow up once used (an alias bomb, a value that contains itself):
-    ``check_yaml_size``."""
+    for a key written twice in one mapping (naming it and its lines), and for YAML that would
+    blow up once used (an alias bomb, a value that contains itself): ``check_yaml_size``."""
     try:
-        data = yaml.safe_load(text)
+        data = strict_yaml(text)
+    except DuplicateKey as exc:
+        raise ConfigError(f"{source}: {exc}") from None
     except (yaml.YAMLError, ValueError, RecursionError) as exc:
         raise ConfigError(f"{source}: not valid YAML: {exc}") from None
     check_yaml_size(data, source)
@@ -254,8 +292,11 @@ def check_yaml_size(value: Any, source: str) -> None:
 
 
 def _parse_value(raw: str) -> Any:
+    """A --set value as YAML, else the text as written (DuplicateKey passes through)."""
     try:
-        return yaml.safe_load(raw)
+        return strict_yaml(raw)
+    except DuplicateKey:
+        raise
     except (yaml.YAMLError, ValueError, RecursionError):
         return raw
 
@@ -265,7 +306,10 @@ def apply_override(data: dict[str, Any], assignment: str) -> None:
     if "=" not in assignment:
         raise ConfigError(f"--set expects key=value, got {assignment!r}")
     key, raw = assignment.split("=", 1)
-    value = _parse_value(raw)
+    try:
+        value = _parse_value(raw)
+    except DuplicateKey as exc:
+        raise ConfigError(f"--set {key.strip()}: {exc}") from None
     check_yaml_size(value, f"--set {key.strip()}")
     set_value(data, key, value)
 

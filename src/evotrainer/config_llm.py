@@ -51,8 +51,16 @@ class ModelConfig(_Strict):
         "tokens per sequence and decoding step, taken from its own prompt and answer and kept "
         "only where the model chose them (docs/efficiency.md); 0 = no drafts",
     )
-    timeout_s: float = Field(120.0, gt=0, description="HTTP request timeout")
+    timeout_s: float = Field(
+        120.0, gt=0, description="HTTP request timeout (eval --timeout sets it)"
+    )
     max_retries: int = Field(4, ge=0, description="HTTP retries on 429/5xx/timeouts")
+    wait_notice_s: float = Field(
+        15.0,
+        gt=0,
+        description="HTTP: after this many seconds without a reply from the model server, the "
+        "command says it is waiting (and again every as many seconds while it waits)",
+    )
     extra_body: dict[str, Any] = Field(
         default_factory=dict,
         description="extra JSON fields sent with every request to an HTTP backend, e.g. "

@@ -222,6 +222,27 @@ def write_results(run: Run, summary: dict[str, Any], best: PolicyGenome) -> None
     write_run_files(run.run_dir, run.components, run.state, summary, best)
 
 
+def mark_interrupted(run_dir: Path) -> bool:
+    """After a Ctrl-C that came once the run had written its results (while the report was
+    built, or the closing lines printed): ``summary.json``'s ``stopped`` becomes "interrupted"
+    and the value it had is kept as ``interrupted_after``, so that no summary of an interrupted
+    command says completed. False when there is no summary (nothing to mark) or it cannot be
+    read."""
+    import json
+
+    path = run_dir / "summary.json"
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    if not isinstance(summary, dict) or summary.get("stopped") == "interrupted":
+        return False
+    summary["interrupted_after"] = summary.get("stopped")
+    summary["stopped"] = "interrupted"
+    atomic_write(path, dumps_strict(summary), root=run_dir)
+    return True
+
+
 def write_run_files(
     rd: Path, c: Components, s: RunState, summary: dict[str, Any], best: PolicyGenome
 ) -> None:

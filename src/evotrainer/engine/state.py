@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from evotrainer.engine.checkpoint_schema import check_checkpoint
 from evotrainer.engine.components import Components
 from evotrainer.engine.session import finite
 from evotrainer.harness.genome import HarnessGenome
@@ -135,7 +136,10 @@ def state_dict(c: Components, s: RunState, elapsed_s: float) -> dict[str, Any]:
 
 
 def load_state_dict(c: Components, s: RunState, data: dict[str, Any]) -> None:
-    """Restore ``s`` and the components' saved parts from a checkpoint's JSON."""
+    """Restore ``s`` and the components' saved parts from a checkpoint's JSON. TypeError naming
+    the field when one is not of its type (engine/checkpoint_schema.py), before anything is
+    restored."""
+    check_checkpoint(data)
     s.inner.load_state_dict(data["inner"])
     s.hopt.load_state_dict(data["outer"])
     s.epoch = int(data["epoch"])

@@ -2,8 +2,11 @@
 
 A run directory records an adapter by that hash; before llama.cpp loads one, its bytes are
 hashed and compared, and llama.cpp is handed a private copy made from exactly the bytes that
-were hashed (so a file swapped after the check is never loaded). Standard library only: serving
-an adapter does not need the ``distill`` extra.
+were hashed (so a file swapped after the check is never loaded). An adapter is read only as a
+regular file of its own: never through a symbolic link (a run directory is untrusted input, and
+a link may point at any file), and nothing is copied before its hash matches (a wrong file is
+refused where it lies; a full temporary folder is a clear error). Standard library only:
+serving an adapter does not need the ``distill`` extra.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import hashlib
 import os
 import re
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +25,8 @@ from evotrainer.errors import DataError
 
 SUFFIX = ".gguf"
 _HASH = re.compile(r"[0-9a-f]{64}")
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+BLOCK = 1 << 20
 
 
 def sha256_file(path: str | Path) -> str:
@@ -45,46 +51,109 @@ def expected_hash(path: str | Path, sha256: str | None = None) -> str | None:
 
 
 def verify_adapter(path: str | Path, sha256: str | None = None) -> str:
-    """Hash ``path`` and return the hash. Raises DataError when the file is missing, or when
-    its hash differs from ``sha256`` (or from its name, for a file named by its hash)."""
+    """Hash ``path`` and return the hash. Raises DataError when the file is missing, a symbolic
+    link or not a regular file, or when its hash differs from ``sha256`` (or from its name, for
+    a file named by its hash)."""
     p = Path(path)
-    if not p.is_file():
-        raise DataError(f"LoRA adapter {p} not found")
-    actual = sha256_file(p)
+    fd = _open_adapter(p)
+    try:
+        actual = _hash_fd(fd, p)
+    finally:
+        os.close(fd)
     _check(p, actual, expected_hash(p, sha256))
     return actual
+
+
+def _open_adapter(p: Path) -> int:
+    """A read-only descriptor of the adapter file ``p`` itself. DataError when it is missing,
+    a symbolic link (not followed: its target is never read, nor hashed), not a regular file,
+    or unreadable."""
+    try:
+        fd = os.open(p, os.O_RDONLY | NOFOLLOW)
+    except FileNotFoundError:
+        raise DataError(f"LoRA adapter {p} not found") from None
+    except OSError as exc:
+        if p.is_symlink():
+            raise DataError(
+                f"LoRA adapter {p} is a symbolic link: not read (an adapter is a file of its "
+                "own; copy it in place of the link)"
+            ) from None
+        raise DataError(f"LoRA adapter {p} cannot be read: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise DataError(f"LoRA adapter {p} is not a regular file")
+    return fd
+
+
+def _hash_fd(fd: int, p: Path, copy_to: int | None = None) -> str:
+    """The sha256 of what ``fd`` holds from its start, written to ``copy_to`` as it is read;
+    DataError for a read error, or a write error (naming the temporary folder: a full disk)."""
+    h = hashlib.sha256()
+    os.lseek(fd, 0, os.SEEK_SET)
+    while True:
+        try:
+            block = os.read(fd, BLOCK)
+        except OSError as exc:
+            raise DataError(f"LoRA adapter {p} cannot be read: {exc.strerror or exc}") from None
+        if not block:
+            return h.hexdigest()
+        h.update(block)
+        if copy_to is not None:
+            try:
+                _write_all(copy_to, block)
+            except OSError as exc:
+                raise DataError(
+                    f"LoRA adapter {p}: its private copy for llama.cpp could not be written in "
+                    f"{tempfile.gettempdir()}: {exc.strerror or exc}; free space there or point "
+                    "TMPDIR at a larger folder"
+                ) from None
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _check(path: Path, actual: str, expected: str | None) -> None:
     if expected is not None and actual != expected:
         raise DataError(
-            f"LoRA adapter {path}: its sha256 is {actual}, expected {expected}; the file was "
-            "changed or replaced after it was recorded, so it is not loaded"
+            f"LoRA adapter {path}: its sha256 is not the recorded one (expected {expected}); "
+            "the file was changed or replaced after it was recorded, so it is not loaded"
         )
 
 
 @contextlib.contextmanager
 def verified_copy(path: str | Path, sha256: str | None = None) -> Iterator[tuple[Path, str]]:
-    """Copy ``path`` to a private temporary file while hashing the bytes copied; yield
-    (the copy, its sha256) when the hash matches (see ``expected_hash``), else raise DataError
-    before anything is loaded. The copy is deleted on exit (llama.cpp reads an adapter fully
-    when it loads it)."""
+    """Hash ``path`` and, when the hash matches (see ``expected_hash``), copy it to a private
+    temporary file while hashing it again; yield (the copy, its sha256) when both hashes
+    agree, else raise DataError before anything is loaded (a file that changed between the two
+    reads is refused too). Nothing is copied for a file whose hash does not match. The copy is
+    deleted on exit (llama.cpp reads an adapter fully when it loads it)."""
     p = Path(path)
-    if not p.is_file():
-        raise DataError(f"LoRA adapter {p} not found")
-    fd, tmp = tempfile.mkstemp(prefix="evotrainer-lora-", suffix=SUFFIX)
+    src = _open_adapter(p)
+    tmp = None
     try:
-        h = hashlib.sha256()
-        with open(p, "rb") as src, os.fdopen(fd, "wb") as dst:
-            for block in iter(lambda: src.read(1 << 20), b""):
-                h.update(block)
-                dst.write(block)
-        actual = h.hexdigest()
-        _check(p, actual, expected_hash(p, sha256))
-        yield Path(tmp), actual
+        first = _hash_fd(src, p)
+        _check(p, first, expected_hash(p, sha256))
+        try:
+            fd, tmp = tempfile.mkstemp(prefix="evotrainer-lora-", suffix=SUFFIX)
+        except OSError as exc:
+            raise DataError(
+                f"LoRA adapter {p}: no private copy can be made in {tempfile.gettempdir()}: "
+                f"{exc.strerror or exc}"
+            ) from None
+        try:
+            copied = _hash_fd(src, p, copy_to=fd)
+        finally:
+            os.close(fd)
+        _check(p, copied, first)
+        yield Path(tmp), copied
     finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        os.close(src)
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
 
 def store_adapter(src: str | Path, out_dir: str | Path) -> tuple[Path, str]:

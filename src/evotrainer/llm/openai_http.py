@@ -6,15 +6,18 @@ exponential backoff and jitter (429, 408, 409, 5xx, timeouts, connection errors;
 Retry-After is honoured), ``extra_body`` for server-specific fields. The client lives on the
 process's LLM event loop (llm/aio.py): ``acomplete`` is the one path, ``complete`` waits for it
 from sync code. At most ``concurrency`` requests are in flight (one semaphore for every caller).
-An answer that cannot be read (not JSON, no choices) is retried ``max_retries`` times too. After
-the retries it raises LLMError naming the endpoint; a 400 that reports a context-length problem
-raises ContextOverflowError at once.
+An answer that cannot be read (not JSON, no choices, any field of the wrong type) is retried
+``max_retries`` times too. After the retries it raises LLMError naming the endpoint; a 400 that
+reports a context-length problem raises ContextOverflowError at once. A request without a reply
+for ``wait_notice_s`` seconds is logged as a warning (the command line prints it), again every
+as many seconds, one line per client at a time: a slow or hanging server is never silent.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import random
 import time
@@ -28,6 +31,7 @@ from evotrainer.llm.base import BaseLLM, Completion, SamplingParams, as_dicts
 from evotrainer.types import Message
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+log = logging.getLogger(__name__)
 
 
 def _is_overflow(text: str) -> bool:
@@ -75,6 +79,7 @@ class OpenAICompatibleLLM(BaseLLM):
         context_size: int | None = None,
         extra_body: dict[str, Any] | None = None,
         loop: BackgroundLoop | None = None,
+        wait_notice_s: float = 15.0,
     ) -> None:
         self.model = model
         self.base_url = checked_base_url(base_url)
@@ -94,6 +99,8 @@ class OpenAICompatibleLLM(BaseLLM):
         self._client: Any = None  # AsyncOpenAI, made on the loop at first use
         self._sem: asyncio.Semaphore | None = None
         self._jitter = random.Random(0)  # jitter only; never affects results
+        self.wait_notice_s = wait_notice_s
+        self._last_notice = -float("inf")  # when this client last said it was waiting
 
     # -- the pooled client, on the LLM loop -------------------------------------------------
     def _ensure_client(self) -> Any:
@@ -155,8 +162,10 @@ class OpenAICompatibleLLM(BaseLLM):
             start = time.perf_counter()
             try:
                 async with self._sem:
-                    resp = await client.chat.completions.create(
-                        **body, extra_body=self._extra(body, params) or None
+                    resp = await self._waited(
+                        client.chat.completions.create(
+                            **body, extra_body=self._extra(body, params) or None
+                        )
                     )
                 return self._read(resp, time.perf_counter() - start, url)
             except openai.BadRequestError as exc:
@@ -181,22 +190,62 @@ class OpenAICompatibleLLM(BaseLLM):
                 await asyncio.sleep(self.backoff_s * (2**attempt) * (0.5 + self._jitter.random()))
         raise self._give_up(last)
 
+    async def _waited(self, request: Any) -> Any:
+        """``await request``, saying (a warning) when it has had no reply for
+        ``wait_notice_s`` seconds, and again every as many seconds."""
+        task = asyncio.ensure_future(request)
+        start = time.monotonic()
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=self.wait_notice_s)
+                if done:
+                    return task.result()
+                self._say_waiting(time.monotonic() - start)
+        finally:
+            if not task.done():  # cancelled (Ctrl-C): do not leave the request running
+                task.cancel()
+
+    def _say_waiting(self, waited: float) -> None:
+        now = time.monotonic()
+        if now - self._last_notice < self.wait_notice_s * 0.9:
+            return  # one line per interval, however many requests wait
+        self._last_notice = now
+        tries = self.max_retries + 1
+        log.warning(
+            "waiting for the model server at %s: no reply for %.0f s (each try waits up to "
+            "%g s, %d tries: model.timeout_s, model.max_retries; eval --timeout sets the first)",
+            self.base_url,
+            waited,
+            self.timeout_s,
+            tries,
+        )
+
     @staticmethod
     def _read(resp: Any, latency: float, url: str) -> Completion:
+        """The completion in a reply, or _Unreadable (retried like an unparseable answer): the
+        SDK builds its objects from whatever JSON the server sent without checking it, so any
+        field may be of any type (``choices`` an object, ``content`` a list, a token count a
+        text or 1e400)."""
         try:
-            choice = resp.choices[0]
+            choices = resp.choices
+            if not isinstance(choices, list) or not choices:
+                raise _Unreadable(f"no list of choices in {str(resp)[:200]!r}")
+            choice = choices[0]
             text = choice.message.content or ""
-        except (AttributeError, IndexError, TypeError) as exc:
-            raise _Unreadable(f"{str(resp)[:200]!r}") from exc
+            finish = getattr(choice, "finish_reason", None) or "stop"
+        except _Unreadable:
+            raise
+        except Exception as exc:  # noqa: BLE001 - whatever the reply's shape, it is unreadable
+            raise _Unreadable(f"{type(exc).__name__} reading {str(resp)[:200]!r}") from exc
         if not isinstance(text, str):
             raise _Unreadable(f"content is {type(text).__name__}")
         usage = getattr(resp, "usage", None)
         return Completion(
             text=text,
-            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            prompt_tokens=_count(getattr(usage, "prompt_tokens", 0)),
+            completion_tokens=_count(getattr(usage, "completion_tokens", 0)),
             latency_s=latency,
-            finish_reason=getattr(choice, "finish_reason", None) or "stop",
+            finish_reason=finish if isinstance(finish, str) else "stop",
         )
 
     # -- the LLMClient interface ------------------------------------------------------------
@@ -229,3 +278,13 @@ class OpenAICompatibleLLM(BaseLLM):
 
 class _Unreadable(Exception):
     pass
+
+
+def _count(value: Any) -> int:
+    """A token count from a reply: a non-negative whole number, else 0 (the server's usage
+    block is informative; a text, a list, a negative or an infinite count is not a count)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    if isinstance(value, float) and not value.is_integer():  # also inf and nan
+        return 0
+    return max(0, int(value))

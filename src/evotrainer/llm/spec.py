@@ -96,6 +96,7 @@ def build_backend(
             max_retries=cfg.max_retries,
             concurrency=cfg.concurrency,
             extra_body=cfg.extra_body,
+            wait_notice_s=cfg.wait_notice_s,
         )
     raise ModelSpecError(f"unknown model spec {spec!r}. Valid forms: {VALID_FORMS}")
 

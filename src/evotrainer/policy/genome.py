@@ -37,6 +37,10 @@ from evotrainer.policy.postprocess import LoopCut
 from evotrainer.types import Lineage
 
 COMPONENT_ORDER = ("system", "examples", "template")
+# the most characters a policy read from a file may hold, all components together: far above any
+# prompt a model's context takes (operators keep children under inner.max_prompt_chars), far
+# below what makes the text operators crawl (a 30 MB text hung a run: issue 50)
+MAX_POLICY_CHARS = 100_000
 _HEADERS = {"examples": "Example of good output:", "template": "Use this output format:"}
 
 
@@ -148,9 +152,11 @@ class PolicyGenome:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> PolicyGenome:
+        """A genome from its JSON (a checkpoint, an archive): TypeError or ValueError naming
+        what is wrong when the components are not texts or hold more than MAX_POLICY_CHARS."""
         lin = data.get("lineage") or {}
         return cls(
-            dict(data["components"]),
+            checked_components(data["components"]),
             lineage=Lineage(
                 parents=tuple(lin.get("parents", ())),
                 operator=lin.get("operator", "seed"),
@@ -162,6 +168,22 @@ class PolicyGenome:
             decoding=DecodingGenes.from_json(data.get("decoding") or {}),
             postprocess=LoopCut.from_json(data.get("postprocess") or {}),
         )
+
+
+def checked_components(components: Any) -> dict[str, str]:
+    """``components`` read from a file, as a dict of texts: TypeError when it is not an object
+    of texts, ValueError when the texts hold more than MAX_POLICY_CHARS characters together."""
+    if not isinstance(components, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in components.items()
+    ):
+        raise TypeError("a policy's components must be an object of texts")
+    size = sum(len(v) for v in components.values())
+    if size > MAX_POLICY_CHARS:
+        raise ValueError(
+            f"its policy text holds {size:,} characters, more than the {MAX_POLICY_CHARS:,} a "
+            "policy may hold"
+        )
+    return dict(components)
 
 
 def component_label(name: str) -> str:

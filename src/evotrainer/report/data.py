@@ -99,7 +99,12 @@ class RunData:
         if self.summary is not None and self.summary.get("error"):
             return f"failed: {self.summary['error']}"
         if self.summary is not None:
-            return "stopped by budget" if self.summary.get("stopped") == "budget" else "finished"
+            stopped = self.summary.get("stopped")
+            if stopped == "interrupted":
+                return "finished, then interrupted (Ctrl-C) before the report was built"
+            return "stopped by budget" if stopped == "budget" else "finished"
+        if self.of(ev.RUN_INTERRUPTED) and not self.of(ev.RUN_FINISHED):
+            return "interrupted (Ctrl-C): not finished"
         if self.of(ev.RUN_FAILED):
             return f"failed: {self.of(ev.RUN_FAILED)[-1].get('message', '')}"
         if self.of(ev.BUDGET_EXHAUSTED):

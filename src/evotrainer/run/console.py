@@ -125,8 +125,8 @@ class ConsoleProgress:
             p(f"[bold red]run failed:[/] {_e(d['message'])}")
         elif event.type == ev.OBSERVER_DETACHED:
             p(f"[yellow]warning:[/] observer {_e(d['observer'])} detached: {_e(d['error'])}")
-        elif event.type == ev.RUN_FINISHED:
-            self.close()
+        elif event.type in (ev.RUN_FINISHED, ev.RUN_INTERRUPTED):
+            self.close()  # the command line says it was interrupted, once the bar is gone
 
     def _run_started(self, d: dict[str, Any]) -> None:
         """The model (and the operator model, if another): the task's noun noted."""

@@ -52,6 +52,7 @@ CHECKPOINT = "checkpoint"
 RUN_RESUMED = "run_resumed"
 RUN_FINISHED = "run_finished"
 RUN_FAILED = "run_failed"  # stopped by an error (too many failed LLM answers, no valid policy)
+RUN_INTERRUPTED = "run_interrupted"  # Ctrl-C (KeyboardInterrupt): no summary says completed
 WARNING = "warning"
 OBSERVER_DETACHED = "observer_detached"  # an observer raised: reported and detached
 

@@ -18,7 +18,8 @@ Refused, before the new run's directory is made: another task, a run that traine
 on a test set (a file named like ami-dev or ICSI: they are where claims are tested, never where
 anything is chosen), and an archive that is not plain data of the expected shape (an entry
 without a policy text or a harness, a string where a number belongs, JSON nested too deeply):
-the source is untrusted input, and its message names the file and the entry.
+the source is untrusted input, and its message names the file and the entry. A policy text over
+``MAX_POLICY_CHARS`` (policy/genome.py) is refused the same way.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from evotrainer.config import load_yaml
 from evotrainer.errors import CheckpointError, ConfigError, RunDirectoryError
 from evotrainer.harness.genome import HarnessGenome
 from evotrainer.policy.decoding import DecodingGenes
-from evotrainer.policy.genome import PolicyGenome
+from evotrainer.policy.genome import PolicyGenome, checked_components
 from evotrainer.policy.postprocess import LoopCut
 from evotrainer.run.ratings import Rating, read_ratings
 from evotrainer.types import Lineage
@@ -141,13 +142,13 @@ def _entry(item: Any) -> Entry:
 
 def _policy(data: Any) -> PolicyGenome:
     components = data.get("components") if isinstance(data, dict) else None
-    if not isinstance(components, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in components.items()
-    ):
-        raise TypeError("its policy needs components: an object of texts")
+    try:
+        checked = checked_components(components)  # ValueError: over MAX_POLICY_CHARS
+    except TypeError:
+        raise TypeError("its policy needs components: an object of texts") from None
     # ValueError without a 'system' text, or with malformed decoding/post-processing genes
     return PolicyGenome(
-        components,
+        checked,
         decoding=DecodingGenes.from_json(data.get("decoding") or {}, "its policy's decoding"),
         postprocess=LoopCut.from_json(data.get("postprocess") or {}, "its policy's postprocess"),
     )

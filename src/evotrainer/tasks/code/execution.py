@@ -6,8 +6,11 @@ tests (for HumanEval, the calls its test program made of the reference solution:
 The performance test runs in an execution of its own, timed by the host's kernel. The host
 compares each returned value with the expected one as data, so a verdict never depends on the
 code's own ``==``, on anything the code wrote about itself, or on a test program sharing its
-process. The reward components, the validation metric and the next turn's feedback all read
-the same ``Verdict``.
+process. What the runner's audit hook noted (``violations``) comes from inside the process the
+code controls (it can switch the hook's view off, erase the list or write its own report), so
+it is shown as feedback and never decides a verdict: pass or fail is the returned values and
+what the host saw of the execution (its exit, its kernel-counted CPU time). The reward
+components, the validation metric and the next turn's feedback all read the same ``Verdict``.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ class Verdict:
     visible: tuple[TestVerdict, ...] = ()
     hidden: tuple[TestVerdict, ...] = ()
     perf: TestVerdict | None = None
-    violations: tuple[str, ...] = ()
+    violations: tuple[str, ...] = ()  # what the runner's hook noted: the code's word, feedback
     error: str = ""  # the code did not load, or the run was killed
 
     @property
@@ -56,7 +59,7 @@ class Verdict:
 
     @property
     def passes_hidden(self) -> bool:
-        return bool(self.hidden) and all(t.passed for t in self.hidden) and not self.violations
+        return bool(self.hidden) and all(t.passed for t in self.hidden)
 
     def visible_failures(self, entry_point: str, limit: int = 3) -> str:
         """The feedback a revising agent sees: visible tests only (never a hidden one)."""
@@ -67,7 +70,7 @@ class Verdict:
             if not t.passed and t.case is not None:
                 lines.append(f"- {t.case.call_text(entry_point)}: {t.detail}")
         for v in self.violations[:2]:
-            lines.append(f"- refused by the sandbox: {v}")
+            lines.append(f"- refused by the sandbox: {v}")  # feedback only, never a score
         return "\n".join(lines[:limit])
 
 

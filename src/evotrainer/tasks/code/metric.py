@@ -1,10 +1,12 @@
 """The code gym's validation metric: the hidden tests, run in the sandbox.
 
 ``pass_at_1``: 1 when the answer passes every hidden test (for HumanEval: gives the reference
-solution's answer on every call its ``check`` makes, oracle.py) and the sandbox refused nothing,
-else 0; its mean over problems is pass@1 (one
-answer per problem, greedy by default). ``tests_passed``: the share of hidden tests passed, a
-denser signal for a weak model that rarely passes a whole problem.
+solution's answer on every call its ``check`` makes, oracle.py), else 0; its mean over problems
+is pass@1 (one answer per problem, greedy by default). ``tests_passed``: the share of hidden
+tests passed, a denser signal for a weak model that rarely passes a whole problem. Both are
+decided on the host from the returned values alone: what the sandboxed process says it was
+refused is its own word (execution.py) and counts in neither; unsafe code costs the ``safety``
+reward component, which reads the code on the host.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ class HiddenTestsMetric:
         v = self.runs.judge(problem, output, p)
         return {
             "pass_at_1": float(v.passes_hidden),
-            "tests_passed": 0.0 if v.violations else v.hidden_share,
+            "tests_passed": v.hidden_share,
         }
 
     def aggregate(self, rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:

@@ -93,19 +93,29 @@ def literal(value: Any) -> str:
 
 def same_answer(got: str, expected: str) -> bool:
     """Whether the literal ``got`` (from the sandbox) equals ``expected``: compared as data on
-    the host (floats to 1e-6), never with the candidate's own ``__eq__``."""
+    the host, never with the candidate's own ``__eq__``. Integers exactly (also inside lists,
+    tuples, dicts ...); an expected float to 1e-6. A value that cannot be read or compared (a
+    literal too long or too deep, an integer too large for a float) is a different answer."""
     try:
         a, b = ast.literal_eval(got), ast.literal_eval(expected)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return False
-    return _equal(a, b)
+    try:
+        return _equal(a, b)
+    except (OverflowError, RecursionError):
+        return False
 
 
 def _equal(a: Any, b: Any) -> bool:
+    """``a`` (got) equals ``b`` (expected). Python's own ``==`` between an int and a float is
+    exact (no rounding to a float), so an expected integer is matched exactly whatever the
+    answer's type; only an expected float allows a tolerance."""
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     if isinstance(a, int | float) and isinstance(b, int | float):
-        return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)
+        if isinstance(b, float) and math.isfinite(b):
+            return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)  # OverflowError: too large
+        return bool(a == b)
     if type(a) is not type(b):
         return False
     if isinstance(a, list | tuple):

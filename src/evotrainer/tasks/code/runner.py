@@ -14,14 +14,23 @@ and then does one of two things:
   (input, expected) pairs that candidates are judged on (EvalPlus's way).
 
 What it writes is data that the host judges: nothing in it is a verdict. A candidate that
-writes its own answers on the report descriptor has answered, nothing more.
+writes its own answers on the report descriptor has answered, nothing more; the refusals the
+hook noted (``violations``) travel in the same report and are the code's own word too: the host
+shows them as feedback and never scores them (docs/code-gym.md).
+
+Each call is limited in CPU seconds (ITIMER_PROF); a wall-clock timer at ``BACKSTOP`` times the
+limit, scaled by the host's load (``wall_scale``), ends code that waits instead of computing.
 
 The audit hook (PEP 578) refuses and records what model-written code has no business doing:
-sockets, new processes, signals, native code (ctypes), writing, truncating, linking or changing
-files outside the work directory, reading files outside it and the Python installation, and
-looking at frames, tracebacks or the garbage collector. Its state lives in closures, out of
-reach of ``import __main__`` and ``object.__subclasses__()``. It is defence in depth only: PEP
-578 hooks are not a sandbox. The boundary is bubblewrap's namespaces, seccomp and an
+sockets, new processes, signals, native code (ctypes), subinterpreters (they have no hook),
+writing, truncating, linking or changing files outside the work directory, reading files outside
+it and the Python installation, looking at frames, tracebacks or the garbage collector from
+anywhere under the code. It is on from before the code is compiled to the end, with no switch;
+its state lives in closures, and everything it calls is a built-in function bound when it is
+made (no library code runs in it, so patching a library changes nothing it does), out of reach
+of ``import __main__``, ``object.__subclasses__()``, rebinding ``builtins`` or ``os``, and the
+frames the code may see. It is defence in depth only:
+PEP 578 hooks are not a sandbox. The boundary is bubblewrap's namespaces, seccomp and an
 unprivileged uid (isolation.py).
 """
 
@@ -33,8 +42,10 @@ import os
 import random
 import resource
 import signal
+import stat
 import sys
 import time
+from _thread import get_ident as _thread_ident
 
 REPR_LIMIT = 2_000_000  # characters of one answer (the report file is size-limited too)
 FORBIDDEN_MODULES = (
@@ -46,7 +57,15 @@ FORBIDDEN_MODULES = (
     "_ssl",
     "multiprocessing",
     "_posixsubprocess",  # fork_exec raises no audit event of its own
+    "_xxsubinterpreters",  # a subinterpreter has no audit hook of its own
+    "_xxinterpchannels",
+    "_interpreters",
+    "_interpchannels",
+    "_interpqueues",
+    "_testcapi",  # CPython's test helpers reach memory and interpreter internals
+    "_testinternalcapi",
 )
+BACKSTOP = 2.0  # the wall-clock backstop of a call: this many times its CPU limit (x load)
 PROCESS_EVENTS = (
     "os.fork",
     "os.forkpty",
@@ -114,113 +133,233 @@ def set_limits(limits):
 
 
 def make_guard(workdir, read_roots):
-    """The audit hook and its switch, as closures: (hook, arm, violations). ``arm(True)`` while
-    the module's code runs."""
-    workdir = os.path.realpath(workdir)
-    readable = tuple(os.path.realpath(r) for r in read_roots) + (workdir,)
+    """The audit hook and the list it notes refusals in: (hook, violations).
+
+    The hook is on from the moment it is added: there is no switch to find. Everything it uses
+    is bound when it is made (builtins, ``os`` functions, its rules, a path resolver of its
+    own), so code that rebinds ``builtins.any``, ``os.fspath`` or ``os.path.realpath``, or the
+    runner's module globals, changes nothing the hook reads. Its re-entry guard is per thread
+    (a second thread cannot slip through while the first is being checked)."""
+    resolve = _make_resolver()
+    workdir = resolve(os.getcwd() if workdir is None else workdir)
+    readable = tuple(resolve(r) for r in read_roots) + (workdir,)
     violations = []
-    state = {"armed": False, "busy": False}  # busy: the hook's own work raises events too
+    check = _make_check(workdir, readable, violations, resolve)
+
+    def hook(event, args, _check=check, _busy=set(), _ident=_thread_ident):  # noqa: B006
+        me = _ident()
+        if me in _busy:
+            return
+        _busy.add(me)
+        try:
+            refused = _check(event, args)
+        finally:
+            _busy.discard(me)
+        del _check, _busy  # the traceback of the refusal holds this frame: leave nothing in it
+        if refused is not None:
+            raise PermissionError(refused)
+
+    return hook, violations
+
+
+def _make_resolver(_lstat=os.lstat, _readlink=os.readlink, _getcwd=os.getcwd, _islink=stat.S_ISLNK):
+    """``os.path.realpath`` built only from functions bound here (the standard one looks up
+    ``os.lstat`` and ``os.fspath`` when it runs, which the code under test can rebind). Returns
+    the absolute path with every symbolic link resolved; None after 40 links (a loop)."""
+
+    def resolve(path):
+        if not path.startswith("/"):
+            path = _getcwd() + "/" + path
+        pending = path.split("/")[::-1]
+        done = []
+        links = 0
+        while pending:
+            name = pending.pop()
+            if name in ("", "."):
+                continue
+            if name == "..":
+                if done:
+                    done.pop()
+                continue
+            here = "/" + "/".join([*done, name])
+            try:
+                mode = _lstat(here).st_mode
+            except (OSError, ValueError):
+                done.append(name)  # not there (yet): the rest is taken as written
+                continue
+            if not _islink(mode):
+                done.append(name)
+                continue
+            links += 1
+            if links > 40:
+                return None
+            target = _readlink(here)
+            if target.startswith("/"):
+                done = []
+            pending.extend(target.split("/")[::-1])
+        return "/" + "/".join(done)
+
+    return resolve
+
+
+def _make_check(workdir, readable, violations, resolve):
+    """The hook's check of one event, as a closure over the guard's paths and every rule: it
+    notes and returns the refusal's message for what the code under test may not do, else
+    None."""
+    _any, _len, _type, _int, _str, _bool = any, len, type, int, str, bool
+    text, inside, shown = _make_paths(resolve)
+    from_candidate = _make_origin()
+    forbidden, process, signals = FORBIDDEN_MODULES, PROCESS_EVENTS, SIGNAL_EVENTS
+    writes_, links_, reads_ = WRITE_EVENTS, LINK_EVENTS, READ_EVENTS
+    introspection, frame_attrs = INTROSPECTION, FRAME_ATTRS
+    writing_flags = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
     def note(kind, detail):
-        if len(violations) < 20:
-            violations.append(f"{kind}: {detail}"[:200])
-        raise PermissionError(f"sandbox: {kind} is not allowed ({detail})")
-
-    check = _make_check(workdir, readable, note)
-
-    def hook(event, args):
-        if not state["armed"] or state["busy"]:
-            return
-        state["busy"] = True
-        try:
-            check(event, args)
-        finally:
-            state["busy"] = False
-
-    def arm(on):
-        state["armed"] = on
-
-    return hook, arm, violations
-
-
-def _make_check(workdir, readable, note):
-    """The hook's check of one event, as a closure over the guard's paths: it calls ``note``
-    (which raises) for what the code under test may not do."""
-
-    def from_candidate():
-        """Whether the frame that raised the event (through inspect.py at most) is the code
-        under test."""
-        frame = sys._getframe(3)  # 0 here, 1 check, 2 hook, 3 the event's origin
-        for _ in range(4):
-            if frame is None:
-                return False
-            name = frame.f_code.co_filename
-            if name == SOLUTION:
-                return True
-            if not name.endswith("inspect.py"):
-                return False
-            frame = frame.f_back
-        return False
-
-    def inside(path, roots):
-        if isinstance(path, int) or path is None:
-            return True  # a file descriptor: already open (and opened under this hook)
-        try:
-            real = os.path.realpath(os.fsdecode(path))
-        except (TypeError, ValueError):
-            return False
-        return any(real == r or real.startswith(r + os.sep) for r in roots)
+        message = (kind + ": " + detail)[:200]
+        if _len(violations) < 20:
+            violations.append(message)
+        return "sandbox: " + kind + " is not allowed (" + detail + ")"
 
     def check(event, args):
         if event == "open":
             path, mode = args[0], args[1]
-            flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
-            if isinstance(path, int) or path is None:
-                return
-            writes = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+            flags = args[2] if _len(args) > 2 and _type(args[2]) is _int else 0
+            if path is None or _type(path) is _int:
+                return None
             writing = (
-                any(c in mode for c in "wax+") if isinstance(mode, str) else bool(flags & writes)
+                _any(c in mode for c in "wax+")
+                if _type(mode) is _str
+                else _bool(flags & writing_flags)
             )
             if writing and not inside(path, (workdir,)):
-                note("write_outside_workdir", repr(os.fsdecode(path))[:80])
-            if not writing and not inside(path, readable) and path != "/dev/null":
-                note("read_outside_workdir", repr(os.fsdecode(path))[:80])
-        elif event in WRITE_EVENTS:
+                return note("write_outside_workdir", shown(path))
+            if not writing and not inside(path, readable) and text(path) != "/dev/null":
+                return note("read_outside_workdir", shown(path))
+        elif event in writes_:
             if not inside(args[0], (workdir,)):
-                note("write_outside_workdir", f"{event} {args[0]!r}"[:80])
-        elif event in LINK_EVENTS:
+                return note("write_outside_workdir", (event + " " + shown(args[0]))[:80])
+        elif event in links_:
             if not (inside(args[0], readable) and inside(args[1], (workdir,))):
-                note("write_outside_workdir", f"{event} {args[0]!r} -> {args[1]!r}"[:80])
-        elif event in READ_EVENTS:
+                detail = event + " " + shown(args[0]) + " -> " + shown(args[1])
+                return note("write_outside_workdir", detail[:80])
+        elif event in reads_:
             if args and not inside(args[0] if args[0] is not None else ".", readable):
-                note("read_outside_workdir", f"{event} {args[0]!r}"[:80])
+                return note("read_outside_workdir", (event + " " + shown(args[0]))[:80])
         elif event.startswith(("socket.", "ssl.")):
-            note("network", event)
-        elif event in PROCESS_EVENTS or event.startswith("os.exec"):
-            note("new_process", event)
-        elif event in SIGNAL_EVENTS:
-            note("signal", event)
+            return note("network", event)
+        elif event in process or event.startswith("os.exec"):
+            return note("new_process", event)
+        elif event in signals:
+            return note("signal", event)
         elif event.startswith("ctypes."):
-            note("native_code", event)
-        elif event == "import" and args[0] and args[0].split(".")[0] in FORBIDDEN_MODULES:
-            note("forbidden_import", args[0])
-        elif event in INTROSPECTION:
-            note("introspection", event)
+            return note("native_code", event)
+        elif event == "cpython.PyInterpreterState_New":
+            return note("subinterpreter", event)
+        elif event == "import" and (text(args[0]) or "").split(".")[0] in forbidden:
+            return note("forbidden_import", text(args[0]) or "")
+        elif event in introspection:
+            return note("introspection", event)
         elif event == "sys._getframe" and from_candidate():
-            note("introspection", "sys._getframe")
-        elif event == "object.__getattr__" and args[1] in FRAME_ATTRS and from_candidate():
-            note("introspection", f".{args[1]}")
+            return note("introspection", "sys._getframe")
+        elif event == "object.__getattr__" and text(args[1]) in frame_attrs and from_candidate():
+            return note("introspection", "." + text(args[1]))
+        return None
 
     return check
 
 
+def _make_paths(resolve):
+    """The hook's path helpers, bound to built-ins now: (text, inside, shown)."""
+    _any, _repr, _isinstance = any, repr, isinstance
+    _str, _bytes, _int, _bool = str, bytes, int, bool
+    decode = bytes.decode
+
+    def text(path):
+        """A path argument as an exact str (never a call into the code's own objects), or
+        None for one that is not a str, bytes or descriptor."""
+        if _isinstance(path, _str):
+            return "".join((path,))
+        if _isinstance(path, _bytes):
+            return decode(path, "utf-8", "surrogateescape")
+        return None
+
+    def inside(path, roots):
+        if path is None or (_isinstance(path, _int) and not _isinstance(path, _bool)):
+            return True  # a file descriptor: already open (and opened under this hook)
+        name = text(path)
+        real = resolve(name) if name is not None and "\x00" not in name else None
+        return real is not None and _any(real == r or real.startswith(r + "/") for r in roots)
+
+    def shown(path):
+        name = text(path)
+        return _repr(name)[:80] if name is not None else "(a path that is not text)"
+
+    return text, inside, shown
+
+
+def _make_origin(_getframe=sys._getframe, _id=id):
+    """``from_candidate()``: whether the code under test is anywhere on the stack of the event
+    being checked, unless the event comes straight from one of the standard library's
+    functions that only look up their caller's module name (``_name_lookups``: known by
+    identity, not by file name, which ``compile`` lets anyone choose). Called by the check
+    only (it counts the frames above it)."""
+    solution = SOLUTION
+    lookups = _name_lookups()  # kept alive: their ids stay theirs
+    lookup_ids = frozenset(_id(c) for c in lookups)
+
+    def from_candidate():
+        frame = _getframe(3)  # 0 here, 1 check, 2 hook, 3 the event's origin
+        if frame is not None and _id(frame.f_code) in lookup_ids:
+            return False
+        while frame is not None:
+            if frame.f_code.co_filename == solution:
+                return True
+            frame = frame.f_back
+        return False
+
+    return from_candidate
+
+
+def _name_lookups():
+    """The code of the standard library's functions that call ``sys._getframe`` only to read
+    their caller's module name: ``collections.namedtuple``, ``typing``'s ``_caller`` (TypeVar,
+    NewType ...) and ``enum``'s functional API. Those are allowed under the code under test."""
+    import collections
+    import enum
+    import typing
+
+    found = []
+    for owner, name in (
+        (collections, "namedtuple"),
+        (typing, "_caller"),
+        (enum.EnumType, "_create_"),
+    ):
+        fn = getattr(owner, name, None)
+        code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+        if code is not None:
+            found.append(code)
+    return tuple(found)
+
+
 class CallTimeout(BaseException):
-    """Raised by the alarm when one call runs past its time (a BaseException, so that a bare
-    ``except Exception`` in the code does not swallow it)."""
+    """Raised by a timer when one call runs past its time (a BaseException, so that a bare
+    ``except Exception`` in the code does not swallow it). ``clock``: "CPU" (the limit) or
+    "wall-clock" (the backstop, for code that waits instead of computing)."""
+
+    def __init__(self, clock, limit=0.0):
+        super().__init__(clock)
+        self.clock, self.limit = clock, limit
 
 
-def _alarm(signum, frame):
-    raise CallTimeout()
+LIMITS = {"cpu": 0.0, "wall": 0.0}  # the current call's limits, for the timers' messages
+
+
+def _cpu_alarm(signum, frame):
+    raise CallTimeout("CPU", LIMITS.get("cpu", 0.0))
+
+
+def _wall_alarm(signum, frame):
+    raise CallTimeout("wall-clock", LIMITS.get("wall", 0.0))
 
 
 def plain(value, depth=0):
@@ -236,19 +375,32 @@ def plain(value, depth=0):
     return False
 
 
-def timed(fn, seconds):
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    t0 = time.process_time()  # CPU seconds: a loaded machine does not make an answer slow
+def timed(fn, seconds, scale=1.0):
+    """``fn()`` and the CPU seconds it took, cut after ``seconds`` of CPU time (ITIMER_PROF:
+    a loaded machine does not make an answer slow); a wall-clock backstop ends code that waits
+    instead (``BACKSTOP`` times the limit, times ``scale``: the host's load)."""
+    LIMITS["cpu"], LIMITS["wall"] = seconds, seconds * BACKSTOP * max(1.0, scale)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    signal.setitimer(signal.ITIMER_REAL, LIMITS["wall"])
+    t0 = time.process_time()
     try:
         return fn(), time.process_time() - t0
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.setitimer(signal.ITIMER_PROF, 0)
 
 
 def answer(value, seconds):
-    """One returned value as a report row: its literal, and whether it is built-in data."""
+    """One returned value as a report row: its literal, and whether it is built-in data. An
+    integer too long to write (Python's limit on int-to-text conversion) is written as a phrase
+    the host cannot read as the expected answer: a wrong answer, not a failed call."""
     try:
         text = repr(value)
+    except ValueError as exc:
+        if not plain(value) or "integer string conversion" not in str(exc):
+            return {"ok": False, "raised": "ReprError", "error": str(exc)[:200]}
+        what = "an integer" if type(value) is int else "a value holding an integer"
+        text = f"{what} of more than {sys.get_int_max_str_digits()} digits"
     except BaseException as exc:  # noqa: BLE001
         return {"ok": False, "raised": "ReprError", "error": str(exc)[:200]}
     if isinstance(value, float) and not math.isfinite(value):
@@ -258,19 +410,24 @@ def answer(value, seconds):
 
 def failure(exc, seconds):
     if isinstance(exc, CallTimeout):
-        return {"ok": False, "raised": "Timeout", "error": f"no answer within {seconds:g} s"}
+        limit = exc.limit or seconds
+        return {
+            "ok": False,
+            "raised": "Timeout",
+            "error": f"no answer within {limit:g} {exc.clock} s",
+        }
     if isinstance(exc, MemoryError):
         return {"ok": False, "raised": "MemoryError", "error": "out of memory"}
     return {"ok": False, "raised": type(exc).__name__, "error": str(exc)[:200]}
 
 
-def run_call(fn, args_src, seconds):
+def run_call(fn, args_src, seconds, scale):
     try:
         args = ast.literal_eval(args_src)
     except Exception as exc:  # noqa: BLE001
         return {"ok": False, "raised": "HarnessError", "error": f"bad arguments: {exc}"[:200]}
     try:
-        value, dt = timed(lambda: fn(*args), seconds)
+        value, dt = timed(lambda: fn(*args), seconds, scale)
     except BaseException as exc:  # noqa: BLE001 - the code's exception is the result
         return failure(exc, seconds)
     return answer(value, round(dt, 6))
@@ -289,7 +446,7 @@ def literal_args(args, kwargs):
     return text if len(text) <= REPR_LIMIT else None
 
 
-def record(fn, module, source, seconds):
+def record(fn, module, source, seconds, scale):
     """Run the test program's setup, then each top-level statement of ``check`` with a
     ``candidate`` that calls ``fn`` and records each call: (calls, units)."""
     env = dict(module)
@@ -316,7 +473,7 @@ def record(fn, module, source, seconds):
     for stmt in checks[0].body if checks else ():
         code = compile(ast.Module(body=[stmt], type_ignores=[]), "<tests>", "exec")
         try:
-            timed(lambda c=code: exec(c, env), seconds)
+            timed(lambda c=code: exec(c, env), seconds, scale)
             units.append({"ok": True})
         except BaseException as exc:  # noqa: BLE001
             units.append(failure(exc, seconds))
@@ -331,34 +488,35 @@ def main():
     os.dup2(null, 1)
     os.dup2(null, 2)
     set_limits(job.get("limits") or {})
-    signal.signal(signal.SIGALRM, _alarm)
+    signal.signal(signal.SIGPROF, _cpu_alarm)
+    signal.signal(signal.SIGALRM, _wall_alarm)
     random.seed(0)  # a test program that draws random inputs draws the same ones every time
-    hook, arm, violations = make_guard(os.getcwd(), job.get("read_roots") or ())
-    sys.addaudithook(hook)
-    del hook
-    out = {"load_error": None, "calls": [], "recorded": [], "units": [], "violations": violations}
+    out = {"load_error": None, "calls": [], "recorded": [], "units": [], "violations": []}
     seconds = float(job.get("call_s") or 2.0)
+    scale = float(job.get("wall_scale") or 1.0)
     module = {"__name__": "solution", "__builtins__": __builtins__}
-    arm(True)
+    hook, out["violations"] = make_guard(os.getcwd(), job.get("read_roots") or ())
+    sys.addaudithook(hook)  # on from here to the end: nothing switches it off
+    del hook
     try:
         code = compile(job["solution"], SOLUTION, "exec")
-        timed(lambda: exec(code, module), seconds)
+        timed(lambda: exec(code, module), seconds, scale)
         fn = module.get(job["entry_point"])
         if not callable(fn):
             raise NameError(f"no function named {job['entry_point']!r}")
-    except CallTimeout:
-        out["load_error"] = f"Timeout: loading the code took over {seconds:g} s"
+    except CallTimeout as exc:
+        out["load_error"] = f"Timeout: loading the code took over {exc.limit:g} {exc.clock} s"
     except BaseException as exc:  # noqa: BLE001 - a broken answer is a result, not a crash
         out["load_error"] = f"{type(exc).__name__}: {exc}"[:300]
     else:
         if job.get("mode") == "record":
             try:
-                out["recorded"], out["units"] = record(fn, module, job["check"], seconds)
+                out["recorded"], out["units"] = record(fn, module, job["check"], seconds, scale)
             except BaseException as exc:  # noqa: BLE001
                 out["load_error"] = f"test program: {type(exc).__name__}: {exc}"[:300]
         else:
-            out["calls"] = [run_call(fn, a, float(s)) for a, s in job.get("calls") or ()]
-    arm(False)
+            calls = job.get("calls") or ()
+            out["calls"] = [run_call(fn, a, float(s), scale) for a, s in calls]
     data = (json.dumps(out) + "\n").encode()
     for i in range(0, len(data), 65536):
         os.write(report, data[i : i + 65536])

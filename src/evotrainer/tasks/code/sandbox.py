@@ -41,14 +41,15 @@ from evotrainer.tasks.code.isolation import (
 
 RUNNER = (Path(__file__).with_name("runner.py")).read_text(encoding="utf-8")
 REPORT_LIMIT = 64 << 20  # bytes of a report the host reads
+MAX_LOAD_SCALE = 8.0  # wall-clock limits grow with the machine's load, up to this factor
 
 __all__ = ["MECHANISMS", "CallResult", "Execution", "Limits", "Sandbox", "SandboxUnavailable"]
 
 
 @dataclass(frozen=True)
 class Limits:
-    call_s: float = 2.0  # one call (or one test unit) of the function
-    wall_s: float = 20.0  # the whole execution, then the process group is killed
+    call_s: float = 2.0  # CPU seconds of one call (or one test unit) of the function
+    wall_s: float = 20.0  # the whole execution (times the load scale), then it is killed
     cpu_s: int = 10
     memory_mb: int = 512
     processes: int = 32
@@ -149,18 +150,20 @@ class Sandbox:
     def _execute(self, code: str, entry_point: str, job: dict[str, Any]) -> Execution:
         with self._lock:
             self.executions += 1
+        scale = load_scale()
         job |= {
             "solution": code,
             "entry_point": entry_point,
             "call_s": self.limits.call_s,
+            "wall_scale": scale,
             "limits": self.limits.for_runner(),
             "read_roots": read_roots(),
         }
         runner = RUNNER if self.audit_hook else RUNNER.replace("sys.addaudithook(hook)", "pass")
         with tempfile.TemporaryDirectory(prefix="evotrainer-box-") as tmp:
-            return self._spawn(Path(tmp), runner, job)
+            return self._spawn(Path(tmp), runner, job, self.limits.wall_s * scale)
 
-    def _spawn(self, tmp: Path, runner: str, job: dict[str, Any]) -> Execution:
+    def _spawn(self, tmp: Path, runner: str, job: dict[str, Any], wall_s: float) -> Execution:
         workdir = tmp / "work"
         workdir.mkdir()
         if os.geteuid() == 0 and self.isolation.unprivileged and not self.isolation.safe:
@@ -191,7 +194,7 @@ class Sandbox:
                     start_new_session=True,
                     pass_fds=(filt,) if filt is not None else (),
                 )
-            returncode, cpu_s, timed_out = _wait(proc, self.limits.wall_s)
+            returncode, cpu_s, timed_out = _wait(proc, wall_s)
         finally:
             if filt is not None:
                 os.close(filt)
@@ -200,7 +203,19 @@ class Sandbox:
         stderr = err_path.read_bytes()[-400:].decode(errors="replace")
         common: dict[str, Any] = {"wall_s": round(wall, 4), "cpu_s": round(cpu_s, 4)}
         common["mechanism"] = self.mechanism
-        return _execution(report, returncode, timed_out, stderr, common, self.limits)
+        return _execution(report, returncode, timed_out, stderr, common, wall_s)
+
+
+def load_scale() -> float:
+    """How many times longer than on an idle machine wall-clock limits are here: the load per
+    CPU this process may use (1-minute average), at least 1, at most ``MAX_LOAD_SCALE``. 1 where
+    the load cannot be read."""
+    try:
+        load = os.getloadavg()[0]
+    except (OSError, AttributeError):
+        return 1.0
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return min(MAX_LOAD_SCALE, max(1.0, load / max(1, cpus or 1)))
 
 
 def _wait(proc: subprocess.Popen[bytes], timeout: float) -> tuple[int, float, bool]:
@@ -284,11 +299,11 @@ def _execution(
     timed_out: bool,
     stderr: str,
     common: dict[str, Any],
-    limits: Limits,
+    wall_s: float,
 ) -> Execution:
     if report is None:
         if timed_out:
-            return Execution("timeout", error=f"killed after {limits.wall_s:g} s", **common)
+            return Execution("timeout", error=f"killed after {wall_s:g} s", **common)
         if returncode < 0:
             name = signal.Signals(-returncode).name if -returncode in signal.valid_signals() else ""
             return Execution("killed", error=f"ended by signal {name or -returncode}", **common)
