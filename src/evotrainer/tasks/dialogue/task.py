@@ -38,9 +38,10 @@ from evotrainer.tasks.dialogue.database import Database
 from evotrainer.tasks.dialogue.episode import Episode
 from evotrainer.tasks.dialogue.items import ReplyItem, synthetic_items
 from evotrainer.tasks.dialogue.llm_user import LLMUser
+from evotrainer.tasks.dialogue.personas import PATIENCE
 from evotrainer.tasks.dialogue.render import CLERK, CUSTOMER, clerk_messages, clerk_reply
 from evotrainer.tasks.dialogue.scoring import Episodes
-from evotrainer.types import Instance, Message, Rollout, Trajectory, Turn
+from evotrainer.types import GeneSpec, Instance, Message, Rollout, Trajectory, Turn
 
 HINTS = HarnessHints(
     proxies={"requests": ("request_recall", 0.5), "inform": ("inform_match", 0.5)},
@@ -89,6 +90,10 @@ class DialogueTask(BaseTask):
             f"DialogueTask(db={self.db.source!r}, max_turns={self.max_turns}, "
             f"user_model={self.user_model!r}, validate_on={self.validate_on!r})"
         )
+
+    def harness_genes(self) -> list[GeneSpec]:
+        """The persona gene the outer loop evolves (personas.py: PATIENCE)."""
+        return [PATIENCE]
 
     def generator(self) -> TaskGenerator:
         from evotrainer.tasks.dialogue.generator import DialogueGenerator
