@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from evotrainer.cli import app
+from evotrainer.cli.app import app
 from evotrainer.tasks.meetings.loader import load_meetings
 from tests.support import needs_model
 

@@ -78,8 +78,8 @@ def _pairs() -> list[TrainingPair]:
 # -- without the extra ----------------------------------------------------------------------
 def test_the_core_package_does_not_import_the_extra():
     code = (
-        "import sys, evotrainer.cli, evotrainer.distill.serve, evotrainer.distill.pairs, "
-        "evotrainer.distill.settings, evotrainer.distill.adapter_file, evotrainer.distill.train;"
+        "import sys, evotrainer.cli.app, evotrainer.distill.serve, evotrainer.distill.pairs, "
+        "evotrainer.distill.settings, evotrainer.llm.adapter_file, evotrainer.distill.train;"
         "bad = [m for m in ('torch', 'transformers', 'peft', 'gguf') if m in sys.modules];"
         "assert not bad, bad"
     )

@@ -292,7 +292,7 @@ def test_an_access_token_is_required_when_one_is_set(styled_run):
 def test_review_of_a_directory_that_holds_no_run_is_a_clear_error(tmp_path):
     from typer.testing import CliRunner
 
-    from evotrainer.cli import app
+    from evotrainer.cli.app import app
 
     res = CliRunner().invoke(app, ["review", str(tmp_path), "--port", "0"])
     assert res.exit_code == 2 and "not a run directory" in res.output
@@ -559,7 +559,7 @@ def test_a_busy_port_is_named_as_such(styled_run):
 
     from typer.testing import CliRunner
 
-    from evotrainer.cli import app
+    from evotrainer.cli.app import app
 
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

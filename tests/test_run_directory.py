@@ -12,7 +12,7 @@ import pickle
 import pytest
 from typer.testing import CliRunner
 
-from evotrainer.cli import app
+from evotrainer.cli.app import app
 from evotrainer.report.build import build_report
 from evotrainer.run.checkpoint import _digest, atomic_write
 from tests.fake_runs import Killed, fake_resume, fake_run, kill_at, small_config

@@ -21,9 +21,9 @@ if TYPE_CHECKING:  # the names, for type checkers and readers
 _LAZY = {
     "CoEvolution": "evotrainer.coevolution",
     "RunResult": "evotrainer.coevolution",
-    "RunConfig": "evotrainer.config",
-    "config_from_dict": "evotrainer.config",
-    "load_config": "evotrainer.config",
+    "RunConfig": "evotrainer.config.run",
+    "config_from_dict": "evotrainer.config.run",
+    "load_config": "evotrainer.config.run",
     "PolicyGenome": "evotrainer.policy.genome",
     "ComponentScore": "evotrainer.types",
     "Instance": "evotrainer.types",

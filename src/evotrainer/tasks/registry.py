@@ -30,7 +30,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from evotrainer.config_base import TaskConfig
+from evotrainer.config.base import TaskConfig
 from evotrainer.errors import ConfigError
 
 # what a plug-in builds: a Task (tasks/base.py, a layer above this registry: config validates

@@ -1,4 +1,4 @@
-"""The parts of ``evotrainer run`` and ``evotrainer resume`` beyond their options (cli.py):
+"""The parts of ``evotrainer run`` and ``evotrainer resume`` beyond their options (app.py):
 the observers that show a run, the closing lines, ``--data``'s settings and the resume hint."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evotrainer.cli_common import err, out
+from evotrainer.cli.common import err, out
 from evotrainer.evaluation.paired import difference_text
 from evotrainer.tasks.registry import task_words
 

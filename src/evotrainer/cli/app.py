@@ -19,7 +19,7 @@ from typing import Annotated
 
 import typer
 
-from evotrainer.cli_common import (
+from evotrainer.cli.common import (
     BaseUrlOpt,
     MaxCallsOpt,
     MaxTokensOpt,
@@ -32,8 +32,8 @@ from evotrainer.cli_common import (
     out,
     overrides,
 )
-from evotrainer.cli_eval import run_eval
-from evotrainer.cli_run import conclude, data_values, interrupted, observers, resume_hint
+from evotrainer.cli.eval import run_eval
+from evotrainer.cli.run import conclude, data_values, interrupted, observers, resume_hint
 from evotrainer.errors import DataError, EvoTrainerError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -448,6 +448,3 @@ def main() -> None:
         err.print("interrupted")
         sys.exit(130)
 
-
-if __name__ == "__main__":
-    main()

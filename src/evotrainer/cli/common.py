@@ -1,4 +1,4 @@
-"""What the CLI's commands share (cli.py holds the typer app): the consoles, the options
+"""What the CLI's commands share (app.py holds the typer app): the consoles, the options
 several commands take, the config overrides they make and the one way they fail."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``evotrainer eval`` beyond its options (cli.py): reading ``--prompt``, evaluating the policies,
+"""``evotrainer eval`` beyond its options (app.py): reading ``--prompt``, evaluating the policies,
 the tables it prints and the metrics JSON it writes."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evotrainer.cli_common import cell, err, fail, out, overrides
+from evotrainer.cli.common import cell, err, fail, out, overrides
 from evotrainer.errors import DataError, EvoTrainerError
 
 if TYPE_CHECKING:
