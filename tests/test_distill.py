@@ -16,16 +16,16 @@ import numpy as np
 import pytest
 
 from evotrainer.distill import extra
-from evotrainer.distill.adapter_file import (
+from evotrainer.distill.pairs import IGNORE, TrainingPair
+from evotrainer.distill.settings import LoraSettings
+from evotrainer.errors import ConfigError, DataError, DistillError, MissingExtraError
+from evotrainer.llm.adapter_file import (
     adapter_file_name,
     sha256_file,
     store_adapter,
     verified_copy,
     verify_adapter,
 )
-from evotrainer.distill.pairs import IGNORE, TrainingPair
-from evotrainer.distill.settings import LoraSettings
-from evotrainer.errors import ConfigError, DataError, DistillError, MissingExtraError
 from evotrainer.llm.base import SamplingParams
 from evotrainer.types import Message
 from tests.support import needs_model

@@ -275,7 +275,7 @@ def test_doctor_against_a_hanging_server_gives_up_quickly():
 
 
 def test_the_email_pattern_is_linear():
-    from evotrainer.defences.private_data import private_items
+    from evotrainer.private_data import private_items
 
     t0 = time.perf_counter()
     private_items("-" * 40_000 + " a " + "1 " * 20_000 + "x")

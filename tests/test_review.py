@@ -23,7 +23,7 @@ import pytest
 from evotrainer.review.bradley_terry import policy_scores
 from evotrainer.review.human_model import fit_human_model
 from evotrainer.review.server import access_token_for, is_loopback
-from evotrainer.review.store import Rating, RatingStore, ReplayedRating
+from evotrainer.run.ratings import Rating, RatingStore, ReplayedRating
 from tests.fake_meetings import RecordingMeetingTask
 from tests.fake_review import DECISIONS, PLAIN, SUMMARY, reviewer_prefers, styled_llm
 from tests.fake_runs import Killed, kill_at, small_config
@@ -78,7 +78,7 @@ def test_concurrent_reviewers_lose_nothing(tmp_path):
 CRASHER = """
 import os, signal, sys, time
 from pathlib import Path
-from evotrainer.review.store import Rating, RatingStore
+from evotrainer.run.ratings import Rating, RatingStore
 store = RatingStore(Path(sys.argv[1]))
 rid = store.add(Rating("m1", "pa", "pb", "left", "a comment", nonce="crash", issued_at=time.time()))
 print(rid, flush=True)

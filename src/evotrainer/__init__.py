@@ -12,15 +12,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names, for type checkers and readers
-    from evotrainer.coevolution import CoEvolution, RunResult
+    from evotrainer.coevolution import CoEvolution
     from evotrainer.config import RunConfig, config_from_dict, load_config
+    from evotrainer.engine.outcome import RunResult
     from evotrainer.policy.genome import PolicyGenome
     from evotrainer.types import ComponentScore, Instance, Lineage, Message, Rollout, ScoreVector
 
 # name -> the module that defines it
 _LAZY = {
     "CoEvolution": "evotrainer.coevolution",
-    "RunResult": "evotrainer.coevolution",
+    "RunResult": "evotrainer.engine.outcome",
     "RunConfig": "evotrainer.config.run",
     "config_from_dict": "evotrainer.config.run",
     "load_config": "evotrainer.config.run",

@@ -447,4 +447,3 @@ def main() -> None:
     except KeyboardInterrupt:  # outside a command (run, resume and eval say it themselves)
         err.print("interrupted")
         sys.exit(130)
-

@@ -48,7 +48,6 @@ __all__ = [
     "LearnedReward",
     "EXCLUDED_COMPONENTS",
     "row_target",
-    "spearman",
 ]
 
 STATE_FORMAT = "evotrainer.learned_reward/1"

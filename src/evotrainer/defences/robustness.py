@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from evotrainer.private_data import EMAIL, PHONE, leaked_from, private_items
-from evotrainer.tasks.probes import make_canary, planted  # noqa: F401 - make_canary: the API
+from evotrainer.tasks.probes import planted
 from evotrainer.types import Rollout
 
 

@@ -14,9 +14,10 @@ from evotrainer.errors import ConfigError
 from evotrainer.evaluation.confirmation import RowScores
 from evotrainer.evaluation.evaluator import Evaluator
 from evotrainer.evaluation.objectives import MetaObjective, Vector, output_diversity
-from evotrainer.evaluation.validation import Validator, combine_s_val
+from evotrainer.evaluation.validation import Validator
 from evotrainer.policy.archive import Archive, ArchiveEntry
 from evotrainer.policy.genome import PolicyGenome
+from evotrainer.tasks.base import combine_s_val
 from evotrainer.types import Instance, ValidationResult
 
 

@@ -22,11 +22,11 @@ from pathlib import Path
 
 from evotrainer.errors import BudgetExceeded, ConfigError, EvoTrainerError
 from evotrainer.llm.base import LLMClient, SamplingParams
+from evotrainer.operators.base import FeedbackEdit
 from evotrainer.operators.vocabulary import InstructionVocabulary
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.tasks.base import (
     BaseTask,
-    FeedbackEdit,
     HarnessHints,
     RewardComponent,
     TaskGenerator,

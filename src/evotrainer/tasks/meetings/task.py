@@ -13,11 +13,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from evotrainer.errors import ConfigError
+from evotrainer.operators.base import FeedbackEdit
 from evotrainer.operators.vocabulary import InstructionVocabulary
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.tasks.base import (
     BaseTask,
-    FeedbackEdit,
     HarnessHints,
     OutputFeatures,
     RewardComponent,
