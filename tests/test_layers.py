@@ -6,6 +6,8 @@ counts as a package of its own."""
 
 from __future__ import annotations
 
+import ast
+import re
 import sys
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -124,6 +126,42 @@ def test_modules_and_functions_stay_small():
                 if size > 80:
                     long.append(f"{name}:{node.lineno} {node.name}: {size} lines")
     assert big == [] and long == []
+
+
+LAZY = re.compile(r"#\s*lazy:\s*(optional dependency|start-up time)\b")
+
+
+def _function_level_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    found: dict[int, ast.Import | ast.ImportFrom] = {}
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Import | ast.ImportFrom):
+                    found[node.lineno] = node
+    return [found[k] for k in sorted(found)]
+
+
+def test_a_function_level_import_says_why():
+    """Issue 49: an import inside a function defers nothing unless it says what it defers, in a
+    comment on its line or the line just above (``# lazy: optional dependency (extra X)``, an
+    extra's module such as torch or llama_cpp; ``# lazy: start-up time``, a command's modules or
+    a module slow to import such as matplotlib); the comment above a run of consecutive imports
+    covers the run. Every other import belongs at the top of its module."""
+    bare = []
+    for path in sorted((REPO / "src" / "evotrainer").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        imports = _function_level_imports(ast.parse(text))
+        ends = {node.end_lineno: node for node in imports}
+        for node in imports:
+            first = node
+            while first.lineno - 1 in ends and not LAZY.search(lines[first.lineno - 1]):
+                first = ends[first.lineno - 1]  # the run of imports this one ends
+            said = (lines[node.lineno - 1], lines[first.lineno - 1], lines[first.lineno - 2])
+            if not any(LAZY.search(line) for line in said):
+                name = path.relative_to(REPO).as_posix()
+                bare.append(f"{name}:{node.lineno}: {lines[node.lineno - 1].strip()}")
+    assert bare == [], "\n".join(bare)
 
 
 def test_the_package_root_is_lazy():

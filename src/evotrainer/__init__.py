@@ -8,6 +8,7 @@ script that needs one class start fast.
 from __future__ import annotations
 
 from importlib import import_module
+from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -74,6 +75,5 @@ def example_config(name: str = "starter") -> Path:
     ``load_config(example_config("demo"), ["inner.generations=2"])``."""
     if name not in EXAMPLES:
         raise ValueError(f"no example config {name!r}; examples: {', '.join(EXAMPLES)}")
-    from importlib.resources import files
 
     return Path(str(files("evotrainer") / "configs" / f"{name}.yaml"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import sys
 import time
 from datetime import datetime
@@ -19,6 +20,7 @@ from typing import Annotated
 
 import typer
 
+from evotrainer import EXAMPLES, __version__, example_config
 from evotrainer.cli.common import (
     BaseUrlOpt,
     MaxCallsOpt,
@@ -35,14 +37,16 @@ from evotrainer.cli.common import (
 from evotrainer.cli.eval import run_eval
 from evotrainer.cli.run import conclude, data_values, interrupted, observers, resume_hint
 from evotrainer.errors import DataError, EvoTrainerError
+from evotrainer.review.server import serve
+from evotrainer.run.checkpoint import atomic_write
+from evotrainer.tasks.registry import allow_import
+from evotrainer.types import Message
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 
 
 def _version(value: bool) -> None:
     if value:
-        from evotrainer import __version__
-
         print(f"evotrainer {__version__}")
         raise typer.Exit()
 
@@ -98,6 +102,7 @@ def run(
     ] = None,
 ) -> None:
     """Run co-evolution (inner policy GA + outer harness evolution)."""
+    # lazy: start-up time
     from evotrainer.coevolution import CoEvolution
     from evotrainer.config import load_config
     from evotrainer.run.rundir import check_new_run_dir, remove_run
@@ -119,6 +124,7 @@ def run(
             remove_run(rd)
         check_new_run_dir(rd)  # before the model loads
         if cfg.init_from:
+            # lazy: start-up time
             from evotrainer.run.warm_start import check_source
 
             check_source(Path(cfg.init_from), cfg.task.name)
@@ -184,8 +190,8 @@ def resume(
     checkpoint starts again); with --more-generations N, a finished run too, for N more
     generations. Settings in RUN_DIR/config.yaml that would run code (Ray runtime_env, a
     module:ATTR task) are refused; endpoints and such a task must be repeated here."""
+    # lazy: start-up time
     from evotrainer.coevolution import CoEvolution
-    from evotrainer.tasks.registry import allow_import
 
     if task:
         allow_import(task)
@@ -210,6 +216,7 @@ def resume(
 @app.command()
 def report(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> None:
     """Write RUN_DIR/report/index.html (works on a run in progress too)."""
+    # lazy: start-up time
     from evotrainer.report.build import build_report
 
     try:
@@ -236,9 +243,6 @@ def review(
 ) -> None:
     """Serve a local page where people rate two policies' minutes blind, side by side; ratings
     go to RUN_DIR/ratings.sqlite and a running or resumed run uses them at its next outer step."""
-    from evotrainer.review.server import serve
-    from evotrainer.tasks.registry import allow_import
-
     if task:
         allow_import(task)
     try:
@@ -259,8 +263,7 @@ def generate(
     ] = 0.0,
 ) -> None:
     """Write synthetic meetings (with ground truth) in the shared JSONL format."""
-    import random
-
+    # lazy: start-up time
     from evotrainer.tasks.meetings.generator import MeetingGenerator
     from evotrainer.tasks.meetings.loader import save_meetings
 
@@ -341,9 +344,6 @@ def init(
 ) -> None:
     """Write an example config to edit, with comments on where your data goes. Never through a
     symbolic link (``--force`` replaces a file, not what a link points to)."""
-    from evotrainer import EXAMPLES, example_config
-    from evotrainer.run.checkpoint import atomic_write
-
     try:
         if example not in EXAMPLES:
             raise EvoTrainerError(f"--example {example}: the examples are {', '.join(EXAMPLES)}")
@@ -376,6 +376,7 @@ def config(
     markdown: Annotated[bool, typer.Option("--markdown", help="the reference as markdown")] = False,
 ) -> None:
     """Print the default configuration (YAML), or the configuration reference."""
+    # lazy: start-up time
     from evotrainer.config import RunConfig, reference_markdown
 
     print(reference_markdown() if markdown else RunConfig().to_yaml(), end="")
@@ -390,10 +391,10 @@ def doctor(
     ] = 30.0,
 ) -> None:
     """Check the model backend: what it is, its context size, and a measured speed."""
+    # lazy: start-up time
     from evotrainer.config import load_config
     from evotrainer.llm.base import SamplingParams
     from evotrainer.llm.spec import build_backend
-    from evotrainer.types import Message
 
     try:
         values: dict[str, object] = {**overrides(model, base_url, None)}

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
+from rich.text import Text
 
 from evotrainer.terminal import SafeConsole, printable
 
@@ -73,8 +75,6 @@ def budget_values(
 def fail(exc: Exception, hint: str = "", where: Path | None = None) -> None:
     """Print ``exc`` as one error paragraph and exit 2; ``where``: the folder the command
     works in, named when an OSError names no file."""
-    from rich.text import Text
-
     msg = str(exc) if not isinstance(exc, OSError) else os_error(exc, where)
     text = Text("error: ", style="red") + Text(printable(msg + hint))
     err.print(text, soft_wrap=True, highlight=False)
@@ -113,6 +113,4 @@ def overrides(
 def cell(text: str) -> str:
     """Text from the data in a table: markup escaped, control characters written out (a table
     is not a string, so SafeConsole cannot do it)."""
-    from rich.markup import escape
-
     return escape(printable(text))

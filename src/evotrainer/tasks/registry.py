@@ -22,6 +22,7 @@ allows it.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -180,8 +181,6 @@ def _imported(name: str) -> TaskPlugin:
 
 
 def _module_from_file(path: Path) -> Any:
-    import importlib.util
-
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {path}")
     module_name = f"evotrainer_task_{path.stem}"

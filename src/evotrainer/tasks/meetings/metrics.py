@@ -94,6 +94,7 @@ def _rouge() -> Any:
     if _scorer is None:
         with _scorer_lock:
             if _scorer is None:
+                # lazy: start-up time (rouge_score loads nltk, about 1.5 s)
                 from rouge_score import rouge_scorer
 
                 _scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=True)
