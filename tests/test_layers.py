@@ -1,16 +1,21 @@
-"""No import cycles (issue 34): between files, and between evotrainer's packages, every import
-counted, those inside functions and behind ``if TYPE_CHECKING:`` too (issue 49). The layers themselves are import-linter's contracts in pyproject.toml (``make lint``);
-siblings a layer lets import each other must still not import each other in a circle. A module
-the layers place apart from its package (the task registry and the policy genome are core)
-counts as a package of its own."""
+"""The shape of the code. No import cycles (issue 34): between files, and between evotrainer's
+packages, every import counted, those inside functions and behind ``if TYPE_CHECKING:`` too
+(issue 49). The layers themselves are import-linter's contracts in pyproject.toml (``make
+lint``); siblings a layer lets import each other must still not import each other in a circle.
+A module the layers place apart from its package (the task registry and the policy genome are
+core) counts as a package of its own. Small modules and functions, in src/ and benchmarks/; an
+import inside a function only with its reason (issue 49); a lazy package root; no meeting
+metric named in the generic packages."""
 
 from __future__ import annotations
 
 import ast
 import re
+import subprocess
 import sys
 import tomllib
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 import pytest
 
@@ -109,23 +114,33 @@ def test_no_two_packages_import_each_other():
     assert not cycles, _show(cycles)
 
 
-def test_modules_and_functions_stay_small():
-    """Issue 34: no module in src/ over 600 lines, no function over 80 (def line to last line);
-    word tables live in data files, not code."""
-    import ast
-
-    big, long = [], []
-    for path in sorted((REPO / "src" / "evotrainer").rglob("*.py")):
+def _too_big(folder: Path) -> list[str]:
+    """Issue 34: no module over 600 lines, no function over 80 (def line to last line); word
+    tables live in data files, not code."""
+    found = []
+    for path in sorted(folder.rglob("*.py")):
         text = path.read_text(encoding="utf-8")
         name = path.relative_to(REPO).as_posix()
         if text.count("\n") > 600:
-            big.append(f"{name}: {text.count(chr(10))} lines")
+            found.append(f"{name}: {text.count(chr(10))} lines")
         for node in ast.walk(ast.parse(text)):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 size = (node.end_lineno or node.lineno) - node.lineno + 1
                 if size > 80:
-                    long.append(f"{name}:{node.lineno} {node.name}: {size} lines")
-    assert big == [] and long == []
+                    found.append(f"{name}:{node.lineno} {node.name}: {size} lines")
+    return found
+
+
+def test_modules_and_functions_stay_small():
+    assert _too_big(REPO / "src" / "evotrainer") == []
+
+
+@pytest.mark.xfail(
+    strict=True, reason="benchmarks/ is being rewritten into one runner (issue 49, part 2)"
+)
+def test_benchmark_modules_and_functions_stay_small():
+    """The same rule over benchmarks/ (issue 49)."""
+    assert _too_big(REPO / "benchmarks") == []
 
 
 LAZY = re.compile(r"#\s*lazy:\s*(optional dependency|start-up time)\b")
@@ -167,8 +182,6 @@ def test_a_function_level_import_says_why():
 def test_the_package_root_is_lazy():
     """``import evotrainer`` loads no other module of the package; a name is loaded the first
     time it is used (issue 49)."""
-    import subprocess
-
     code = (
         "import sys, evotrainer; a = sorted(m for m in sys.modules if m.startswith('evotrainer'));"
         "evotrainer.PolicyGenome; b = 'evotrainer.policy.genome' in sys.modules; print(a, b)"
@@ -200,8 +213,6 @@ def test_generic_packages_name_no_meeting_metric():
     """A name of the meeting task's metrics or reward components in a string of the generic
     packages' code (docstrings aside) ties them to one task; the task's plug-in and the config
     (its defaults, ``meta.concise_component``) say them instead (issue 49)."""
-    import ast
-
     found = []
     for pkg in GENERIC:
         for path in sorted((REPO / "src" / "evotrainer" / pkg).rglob("*.py")):

@@ -36,10 +36,10 @@ from evotrainer.cli.common import (
 )
 from evotrainer.cli.eval import run_eval
 from evotrainer.cli.run import conclude, data_values, interrupted, observers, resume_hint
-from evotrainer.errors import DataError, EvoTrainerError
+from evotrainer.errors import ConfigError, DataError, EvoTrainerError
 from evotrainer.review.server import serve
 from evotrainer.run.checkpoint import atomic_write
-from evotrainer.tasks.registry import allow_import
+from evotrainer.tasks.registry import allow_import, build_task, task_words
 from evotrainer.types import Message
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -255,32 +255,50 @@ def review(
 def generate(
     out_file: Annotated[Path, typer.Option("--out", help="output JSONL")],
     difficulty: Annotated[float, typer.Option("--difficulty", min=0, max=1)] = 0.5,
-    n: Annotated[int, typer.Option("-n", min=1, help="number of meetings")] = 100,
+    n: Annotated[int, typer.Option("-n", min=1, help="number of instances")] = 100,
     seed: Annotated[int, typer.Option("--seed")] = 0,
     hostile_share: Annotated[
-        float,
-        typer.Option("--hostile-share", min=0, max=1, help="share with planted PII/injections"),
-    ] = 0.0,
+        float | None,
+        typer.Option(
+            "--hostile-share",
+            min=0,
+            max=1,
+            help="meetings: share with planted PII/injections (task.hostile_share, default 0)",
+        ),
+    ] = None,
+    task: TaskOpt = None,
 ) -> None:
-    """Write synthetic meetings (with ground truth) in the shared JSONL format."""
+    """Write synthetic instances of the task (with their ground truth) in its own data format,
+    a JSONL file its loader reads back: meetings by default, problems with --task code."""
     # lazy: start-up time
-    from evotrainer.tasks.meetings.generator import MeetingGenerator
-    from evotrainer.tasks.meetings.loader import save_meetings
+    from evotrainer.config import load_config
+    from evotrainer.tasks.base import WritesInstances
 
-    gen = MeetingGenerator(hostile_share=hostile_share)
-    instances = gen.sample(n, difficulty, random.Random(seed))
+    values: dict[str, object] = {**overrides(None, None, None, task)}
+    if hostile_share is not None:
+        values["task.hostile_share"] = hostile_share
+    try:
+        cfg = load_config(None, None, values)
+        made = build_task(cfg.task)
+        if not isinstance(made, WritesInstances):
+            raise ConfigError(
+                f"task {cfg.task.name!r} cannot write generated instances in its data format (it "
+                "has no write_instances: tasks/base.py, WritesInstances); meetings and code can"
+            )
+    except EvoTrainerError as exc:
+        fail(exc)
+    instances = made.generator().sample(n, difficulty, random.Random(seed))
     try:
         if out_file.is_dir():
             raise DataError(f"--out {out_file}: is a directory; give a file name (JSONL)")
-        save_meetings(out_file, [i.payload for i in instances])
+        note = made.write_instances(out_file, instances)
     except OSError as exc:
         fail(DataError(f"--out {out_file}: cannot write it: {exc.strerror or exc}"))
     except DataError as exc:
         fail(exc)
-    words = sum(i.payload.word_count for i in instances) / len(instances)
-    out.print(
-        f"wrote {n} meetings to {out_file} (L={difficulty}, mean {words:.0f} words)", markup=False
-    )
+    what = task_words(cfg.task.name).instances
+    about = f"L={difficulty}, {note}" if note else f"L={difficulty}"
+    out.print(f"wrote {n} {what} to {out_file} ({about})", markup=False)
 
 
 @app.command("eval")

@@ -4,7 +4,7 @@ several commands take, the config overrides they make and the one way they fail.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.markup import escape
@@ -72,7 +72,7 @@ def budget_values(
     return values
 
 
-def fail(exc: Exception, hint: str = "", where: Path | None = None) -> None:
+def fail(exc: Exception, hint: str = "", where: Path | None = None) -> NoReturn:
     """Print ``exc`` as one error paragraph and exit 2; ``where``: the folder the command
     works in, named when an OSError names no file."""
     msg = str(exc) if not isinstance(exc, OSError) else os_error(exc, where)

@@ -29,7 +29,7 @@ from evotrainer.tasks.base import (
 )
 from evotrainer.tasks.code.execution import Runs
 from evotrainer.tasks.code.generator import CodeGenerator
-from evotrainer.tasks.code.loader import load_problems
+from evotrainer.tasks.code.loader import load_problems, save_problems
 from evotrainer.tasks.code.metric import HiddenTestsMetric
 from evotrainer.tasks.code.problem import CodeProblem
 from evotrainer.tasks.code.render import ParsedCode, parse_code, render_messages, revision_messages
@@ -161,6 +161,12 @@ class CodeTask(BaseTask):
 
     def load(self, path: str | Path) -> list[Instance]:
         return load_problems(path)
+
+    def write_instances(self, path: Path, instances: Sequence[Instance]) -> str:
+        """Generated problems as problems JSONL with their tests, what ``load`` reads
+        (``tasks.base.WritesInstances``: ``evotrainer generate --task code``)."""
+        save_problems(path, [i.payload for i in instances])
+        return ""
 
     def seed_policies(self) -> list[PolicyGenome]:
         return seed_policies()

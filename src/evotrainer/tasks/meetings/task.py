@@ -26,7 +26,7 @@ from evotrainer.tasks.base import (
 )
 from evotrainer.tasks.meetings.features import MINUTES_FEATURES, human_reference_pool
 from evotrainer.tasks.meetings.generator import MeetingGenerator, meeting_instance
-from evotrainer.tasks.meetings.loader import load_instances
+from evotrainer.tasks.meetings.loader import load_instances, save_meetings
 from evotrainer.tasks.meetings.metrics import EMPTY_REFERENCE_ITEMS, MinutesMetric, reference_text
 from evotrainer.tasks.meetings.parser import Minutes, parse_minutes
 from evotrainer.tasks.meetings.render import TRUNCATION_POLICIES, render_messages
@@ -118,6 +118,15 @@ class MeetingTask(BaseTask):
 
     def load(self, path: str | Path) -> list[Instance]:
         return load_instances(path)
+
+    def write_instances(self, path: Path, instances: Sequence[Instance]) -> str:
+        """Generated meetings as meetings JSONL with their ground truth, what ``load`` reads
+        (``tasks.base.WritesInstances``: ``evotrainer generate``)."""
+        save_meetings(path, [i.payload for i in instances])
+        if not instances:
+            return ""
+        words = sum(i.payload.word_count for i in instances) / len(instances)
+        return f"mean {words:.0f} words"
 
     def seed_policies(self) -> list[PolicyGenome]:
         return seed_policies()
