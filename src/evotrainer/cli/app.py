@@ -280,7 +280,8 @@ def generate(
     try:
         cfg = load_config(None, None, values)
         made = build_task(cfg.task)
-        if not isinstance(made, WritesInstances):
+        writer = made if isinstance(made, WritesInstances) else None
+        if writer is None:
             raise ConfigError(
                 f"task {cfg.task.name!r} cannot write generated instances in its data format (it "
                 "has no write_instances: tasks/base.py, WritesInstances); meetings and code can"
@@ -291,7 +292,7 @@ def generate(
     try:
         if out_file.is_dir():
             raise DataError(f"--out {out_file}: is a directory; give a file name (JSONL)")
-        note = made.write_instances(out_file, instances)
+        note = writer.write_instances(out_file, instances)
     except OSError as exc:
         fail(DataError(f"--out {out_file}: cannot write it: {exc.strerror or exc}"))
     except DataError as exc:
