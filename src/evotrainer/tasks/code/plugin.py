@@ -78,7 +78,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 
 
 def build(cfg: CodeTaskConfig) -> Task:
-    # lazy: start-up time (the registry reads a plug-in to check a config; the task's modules load when it is built)
+    # lazy: start-up time (a config check reads the plug-in; its task loads when built)
     from evotrainer.tasks.code.sandbox import Limits
     from evotrainer.tasks.code.task import CodeTask
 

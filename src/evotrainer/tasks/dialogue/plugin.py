@@ -95,7 +95,7 @@ def database(path: str):
 
 
 def build(cfg: DialogueTaskConfig) -> Task:
-    # lazy: start-up time (the registry reads a plug-in to check a config; the task's modules load when it is built)
+    # lazy: start-up time (a config check reads the plug-in; its task loads when built)
     from evotrainer.tasks.dialogue.task import DialogueTask
 
     return DialogueTask(
