@@ -860,7 +860,7 @@ class Bench:
             details["summary"] = s
             details["engine_config"] = cfg.model_dump(mode="json")
             details["run_dir"] = str(run_dir)
-        return RunOut(best, best_s, co.budget, time.perf_counter() - t0, details)
+        return RunOut(best, best_s, co.components.budget, time.perf_counter() - t0, details)
 
     def _scorer(self, name: str, seed: int):
         from benchmarks.baselines import Scorer

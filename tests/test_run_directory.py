@@ -231,9 +231,9 @@ def test_run_files_are_strict_json(tmp_path):
     cfg = small_config(tmp_path / "c.sqlite", inner={"generations": 2})
     run_dir = tmp_path / "run"
     co = fake_run(cfg, run_dir)
-    best = co.inner.best()
-    co.inner.fitness[best.id] = co.inner.fitness[best.id].__class__(
-        **{**co.inner.fitness[best.id].__dict__, "fitness": -math.inf}
+    best = co.state.inner.best()
+    co.state.inner.fitness[best.id] = co.state.inner.fitness[best.id].__class__(
+        **{**co.state.inner.fitness[best.id].__dict__, "fitness": -math.inf}
     )
     from evotrainer.engine.outcome import write_results
 

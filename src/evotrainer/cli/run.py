@@ -56,7 +56,7 @@ def conclude(co: CoEvolution, result: RunResult, as_json: bool, report: bool) ->
         lo, hi = c["difference"]["ci95"]
         returned = "the best seed" if c["returned"] == c["best_seed"] else "the evolved policy"
         out.print(
-            f"[bold]on {c['n']} {task_words(co.task.name).instances} not used for "
+            f"[bold]on {c['n']} {task_words(co.components.task.name).instances} not used for "
             "selection:[/] returned policy "
             f"{c['winner_s_val'] if c['returned'] == c['winner'] else c['best_seed_s_val']:.4f}"
             f", best seed {c['best_seed_s_val']:.4f} (s_val); evolved winner - best seed "

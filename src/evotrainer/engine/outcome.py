@@ -193,8 +193,8 @@ def build_summary(
             "instances_seen": len(s.train_ids),
         },
         "racing": {
-            "raced_out": c.judge.raced_out,
-            "evaluations_saved": c.judge.race_saved,
+            "raced_out": c.judge.race.raced_out,
+            "evaluations_saved": c.judge.race.race_saved,
         },
         "surrogate": c.surrogate.summary() if c.surrogate else None,
         "distillations": s.distillations,

@@ -60,7 +60,7 @@ def start(
         if s_seed > initial_best[1]:
             initial_best = (p.id, s_seed)
     s.initial = initial_best
-    c.meta.baseline = initial_best[0]
+    c.meta.use_baseline(initial_best[0])
     s.hopt.observe(c.meta.score(c.meta.vector(best.id, first, div)))
     anchor_best(c, s, batch)
 

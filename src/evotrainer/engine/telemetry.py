@@ -24,7 +24,7 @@ from evotrainer.types import Instance
 
 def elapsed(c: Components, s: RunState) -> float:
     """The run's seconds: those before the last resume plus this process's."""
-    return s.elapsed_before + c.clock.since_start()
+    return s.elapsed_before + s.clock.since_start()
 
 
 def alerts(c: Components, s: RunState, found: Sequence[Any]) -> None:
@@ -67,7 +67,7 @@ def emit_generation(
         elapsed_s=elapsed(c, s),
         total_generations=c.cfg.inner.generations,
         last_s_val=s.hopt.s_val_history[-1] if s.hopt.s_val_history else None,
-        **eta(c),
+        **eta(c, s),
     )
 
 
@@ -103,8 +103,8 @@ def emit_estimate(c: Components, s: RunState) -> None:
         len(getattr(c.validator.probe, "instances", ())),
     )
     spent = c.budget.snapshot()["llm_calls"]
-    c.clock.progress = Progress(max(est.total, spent), calls_at_start=spent)
-    c.clock.session_t0 = time.perf_counter()
+    s.clock.progress = Progress(max(est.total, spent), calls_at_start=spent)
+    s.clock.session_t0 = time.perf_counter()
     c.emit(
         ev.ESTIMATE,
         **est.to_json(),
@@ -114,14 +114,14 @@ def emit_estimate(c: Components, s: RunState) -> None:
     )
 
 
-def eta(c: Components) -> dict[str, Any]:
+def eta(c: Components, s: RunState) -> dict[str, Any]:
     """The generation event's time fields: the expected calls, the measured seconds per
     call and the seconds left (None until enough calls were made)."""
-    progress = c.clock.progress
-    if progress is None or c.clock.session_t0 is None:
+    progress = s.clock.progress
+    if progress is None or s.clock.session_t0 is None:
         return {}
     calls = c.budget.snapshot()["llm_calls"]
-    spent = time.perf_counter() - c.clock.session_t0
+    spent = time.perf_counter() - s.clock.session_t0
     return {
         "expected_calls": progress.expected_calls,
         "s_per_call": progress.seconds_per_call(calls, spent),
@@ -134,7 +134,7 @@ def check_time(c: Components, s: RunState) -> None:
     limit = c.cfg.budget.max_wall_s
     if limit is None:
         return
-    spent = c.clock.session_seconds()
+    spent = s.clock.session_seconds()
     if spent >= limit:
         raise TimeLimitReached(
             f"time limit reached: {spent:.0f} s of {limit:g} s (budget.max_wall_s, "
