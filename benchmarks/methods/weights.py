@@ -13,6 +13,7 @@ from typing import Any
 
 from benchmarks import distill
 from benchmarks.bench import Bench, RunOut
+from evotrainer.config import CacheConfig
 from evotrainer.evaluation.confirmation import confirm
 from evotrainer.evaluation.validation import Validator
 from evotrainer.llm.spec import build_stack
@@ -35,9 +36,11 @@ def run(bench: Bench, seed: int, *, method: str) -> RunOut:
     sha = training["sha256"]
     details["training"] = {k: v for k, v in training.items() if k != "losses"}
     details["adapter_path"] = training["adapter_path"]
+    # on the method's budget, without a cache: the method's own cache is fresh, and the
+    # default one (the user's, shared by every run) would answer a rerun's calls for free
     adapter = build_stack(
         embedded_with_adapter(training["adapter_path"], sha, bench.model_config(), seed),
-        None,
+        CacheConfig(enabled=False),
         stack.budget,
     ).client
     validator.evaluator.adapters = lambda s: adapter
