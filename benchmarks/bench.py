@@ -15,9 +15,8 @@ from typing import Any
 from benchmarks import common as C
 from benchmarks import profile
 from benchmarks.splits import Splits, meeting_splits
-from evotrainer.config import ModelConfig, RunConfig
+from evotrainer.config import ModelConfig
 from evotrainer.evaluation.evaluator import Evaluator
-from evotrainer.evaluation.from_config import evaluator_from_config
 from evotrainer.evaluation.validation import Validator
 from evotrainer.llm.base import LLMClient, SamplingParams
 from evotrainer.llm.budget import Budget
@@ -116,19 +115,9 @@ class Bench:
         )
 
     def evaluator(self, client: LLMClient, seed: int) -> Evaluator:
-        """The library's evaluator (``evotrainer eval``'s: ``evaluator_from_config``) for
-        every selection and test scoring: greedy answers of the profile's ``max_tokens``, one
-        request at a time, no error-rate stop (a failed answer scores 0 and counts as an
-        error, for every method alike)."""
-        cfg = RunConfig.model_validate(
-            {
-                "seed": seed,
-                "model": {"temperature": 0.0, "max_tokens": self.prof["max_tokens"]},
-                "runner": "serial",
-                "budget": {"max_error_rate": None},
-            }
-        )
-        return evaluator_from_config(cfg, self.task, client)
+        """The library's evaluator (common.evaluator: ``evotrainer eval``'s) for every
+        selection and test scoring, with the profile's ``max_tokens``."""
+        return C.evaluator(self.task, client, self.prof["max_tokens"], seed)
 
     def validator(self, stack: LLMStack, seed: int) -> Validator:
         """s_val on the selection split (every method selects on it)."""
