@@ -135,11 +135,9 @@ def test_modules_and_functions_stay_small():
     assert _too_big(REPO / "src" / "evotrainer") == []
 
 
-@pytest.mark.xfail(
-    strict=True, reason="benchmarks/ is being rewritten into one runner (issue 49, part 2)"
-)
 def test_benchmark_modules_and_functions_stay_small():
-    """The same rule over benchmarks/ (issue 49)."""
+    """The same rule over benchmarks/ (issue 49: one runner, profiles as data, methods as small
+    modules)."""
     assert _too_big(REPO / "benchmarks") == []
 
 
