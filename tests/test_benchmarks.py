@@ -694,16 +694,3 @@ def test_the_readable_profile_gives_every_method_the_same_genes_and_reads_the_an
     quality.main(["--table", str(tmp_path / "res")])
     out = capsys.readouterr().out
     assert "| method | distinct-4 | loop share | words | ROUGE-L | ROUGE-L dedup |" in out
-
-
-def test_the_benchmarks_import_no_cycle():
-    """Issue 49: benchmarks/ is a client of the library, not a second program with modules
-    that need each other; every import counts, those inside functions and behind
-    ``if TYPE_CHECKING:`` too (as tests/test_layers.py counts them in src/)."""
-    grimp = pytest.importorskip("grimp")
-    from tests.test_layers import _cycles, _show
-
-    g = grimp.build_graph("benchmarks", exclude_type_checking_imports=False)
-    graph = {m: set(g.find_modules_directly_imported_by(m)) for m in g.modules}
-    cycles = _cycles(graph)
-    assert not cycles, _show(cycles)
