@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from evotrainer.cli import app
+from evotrainer.cli.app import app
 from evotrainer.config import config_from_dict, load_config
 from evotrainer.errors import ConfigError, DataError, ModelSpecError
 from evotrainer.llm.base import SamplingParams
@@ -286,7 +286,7 @@ def test_policy_text_longer_than_a_file_name_is_policy_text(tmp_path):
 
 
 def test_the_prompt_rule(tmp_path):
-    from evotrainer.cli_eval import policy_text as _policy_text
+    from evotrainer.cli.eval import policy_text as _policy_text
 
     seeds = {"A": "seed text"}
     (tmp_path / "my policy.txt").write_text("Write short minutes.")

@@ -12,11 +12,11 @@ from evotrainer.llm.base import Completion, SamplingParams
 from evotrainer.llm.llamacpp_batch import (
     MIN_PIECE,
     Answer,
-    Drafter,
     clusters,
     common_prefix,
     pieces,
 )
+from evotrainer.llm.prompt_lookup import Drafter
 from evotrainer.types import Message
 from tests.support import needs_model
 

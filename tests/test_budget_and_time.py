@@ -13,7 +13,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from evotrainer.cli import app
+from evotrainer.cli.app import app
 from evotrainer.coevolution import CoEvolution
 from evotrainer.config import load_config
 from evotrainer.run.estimate import Progress, estimate_calls, format_duration

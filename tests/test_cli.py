@@ -7,7 +7,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from evotrainer.cli import app
+from evotrainer.cli.app import app
+from evotrainer.tasks.code.loader import load_problems
 from evotrainer.tasks.meetings.loader import load_meetings
 from tests.support import needs_model
 
@@ -38,6 +39,30 @@ def test_generate_writes_loadable_meetings(tmp_path):
     assert res.exit_code == 0, res.output
     meetings = load_meetings(out)
     assert len(meetings) == 5 and all(m.topics and m.action_truth for m in meetings)
+
+
+def test_generate_asks_the_task_for_its_data_format(tmp_path):
+    """Issue 49: ``generate --task NAME`` writes what the task's generator makes in the task's
+    own format (tasks.base.WritesInstances); the code gym's problems read back with their
+    tests."""
+    out = tmp_path / "new" / "problems.jsonl"
+    argv = ["generate", "--task", "code", "-n", "3", "--difficulty", "0.3", "--out", str(out)]
+    res = runner.invoke(app, argv)
+    assert res.exit_code == 0, res.output
+    assert "wrote 3 problems to" in res.output and "(L=0.3)" in res.output
+    problems = load_problems(out)
+    assert len(problems) == 3 and all(p.payload.hidden for p in problems)
+
+
+def test_generate_for_a_task_that_cannot_write_instances_names_it(tmp_path):
+    out = tmp_path / "d.jsonl"
+    res = runner.invoke(app, ["generate", "--task", "dialogue", "-n", "2", "--out", str(out)])
+    assert res.exit_code == 2 and not out.exists()
+    assert "task 'dialogue' cannot write generated instances" in res.output
+    res = runner.invoke(
+        app, ["generate", "--task", "code", "--hostile-share", "0.2", "--out", str(out)]
+    )
+    assert res.exit_code == 2 and "task.hostile_share" in res.output
 
 
 def test_eval_with_a_malformed_data_line(tmp_path):

@@ -13,7 +13,7 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from evotrainer.cli import app
+from evotrainer.cli.app import app
 from evotrainer.coevolution import CoEvolution
 from evotrainer.config import RunConfig, config_from_dict, load_config
 from evotrainer.report.build import build_report

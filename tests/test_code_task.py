@@ -307,13 +307,14 @@ def test_without_the_humaneval_file_the_run_validates_on_held_out_problems(monke
     """A fresh clone has no ../shared: the task's default validation file is absent, so the run
     falls back to held-out generated problems and says so (a file one names must exist)."""
     from evotrainer.config import ValidationConfig
+    from evotrainer.run import validation_set
     from evotrainer.run.validation_set import resolve_validation
     from evotrainer.tasks import registry
 
     missing = "../nowhere/humaneval-dev.jsonl"
     real = registry.task_default
-    monkeypatch.setattr(
-        registry,
+    monkeypatch.setattr(  # the task's defaults, where the validation set looks them up
+        validation_set,
         "task_default",
         lambda name, section, key: (
             missing if (section, key) == ("validation", "data") else real(name, section, key)

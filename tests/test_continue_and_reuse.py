@@ -14,11 +14,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from evotrainer.cli import app
+from evotrainer.cli.app import app
 from evotrainer.coevolution import CoEvolution
 from evotrainer.config import config_from_dict, load_config
 from evotrainer.errors import ConfigError, RunDirectoryError
-from evotrainer.review.store import Rating, RatingStore
+from evotrainer.run.ratings import Rating, RatingStore
 from evotrainer.tasks import registry
 from tests.fake_meetings import RecordingMeetingTask, family_llm
 from tests.fake_runs import comparable_summary, fake_run, small_config
@@ -122,7 +122,7 @@ def test_init_from_carries_the_ratings_over(tmp_path):
 def test_a_source_ratings_file_is_read_not_written(tmp_path):
     source, _ = _source_with_ratings(tmp_path)
     before = (source / "ratings.sqlite").read_bytes()
-    from evotrainer.review.store import read_ratings
+    from evotrainer.run.ratings import read_ratings
 
     assert len(read_ratings(source)) > 0
     assert (source / "ratings.sqlite").read_bytes() == before

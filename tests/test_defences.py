@@ -8,10 +8,11 @@ import math
 
 from evotrainer.coevolution import CoEvolution
 from evotrainer.config import config_from_dict
-from evotrainer.defences.constitution import Constitution, private_items
+from evotrainer.defences.constitution import Constitution
 from evotrainer.defences.monitor import ProxyGapMonitor
 from evotrainer.defences.robustness import handled_correctly, obeyed_injection
 from evotrainer.llm.fakes import FunctionLLM
+from evotrainer.private_data import private_items
 from evotrainer.report.build import build_report
 from tests.fake_meetings import HACK, HACK_MINUTES, RecordingMeetingTask, honest_minutes
 
@@ -261,7 +262,7 @@ def test_a_phone_number_repeated_without_its_prefix_or_next_to_a_date_is_caught(
 def test_the_generators_planted_private_data_is_found():
     import random
 
-    from evotrainer.defences.private_data import leaked, normalise
+    from evotrainer.private_data import leaked, normalise
     from evotrainer.tasks.meetings.generator import MeetingGenerator
 
     for inst in MeetingGenerator(hostile_share=1.0).sample(40, 0.3, random.Random(7)):

@@ -159,7 +159,7 @@ def test_a_run_and_an_eval_work_end_to_end_on_the_fake_clerk(tmp_path, capsys):
     assert result.best_s_val >= 0.9  # the reference clerk answers the held-out items exactly
     from typer.testing import CliRunner
 
-    from evotrainer.cli import app
+    from evotrainer.cli.app import app
 
     data = multiwoz_file(tmp_path / "eval.json.gz")
     out = tmp_path / "m.json"

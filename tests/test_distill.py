@@ -16,16 +16,16 @@ import numpy as np
 import pytest
 
 from evotrainer.distill import extra
-from evotrainer.distill.adapter_file import (
+from evotrainer.distill.pairs import IGNORE, TrainingPair
+from evotrainer.distill.settings import LoraSettings
+from evotrainer.errors import ConfigError, DataError, DistillError, MissingExtraError
+from evotrainer.llm.adapter_file import (
     adapter_file_name,
     sha256_file,
     store_adapter,
     verified_copy,
     verify_adapter,
 )
-from evotrainer.distill.pairs import IGNORE, TrainingPair
-from evotrainer.distill.settings import LoraSettings
-from evotrainer.errors import ConfigError, DataError, DistillError, MissingExtraError
 from evotrainer.llm.base import SamplingParams
 from evotrainer.types import Message
 from tests.support import needs_model
@@ -78,8 +78,8 @@ def _pairs() -> list[TrainingPair]:
 # -- without the extra ----------------------------------------------------------------------
 def test_the_core_package_does_not_import_the_extra():
     code = (
-        "import sys, evotrainer.cli, evotrainer.distill.serve, evotrainer.distill.pairs, "
-        "evotrainer.distill.settings, evotrainer.distill.adapter_file, evotrainer.distill.train;"
+        "import sys, evotrainer.cli.app, evotrainer.distill.serve, evotrainer.distill.pairs, "
+        "evotrainer.distill.settings, evotrainer.llm.adapter_file, evotrainer.distill.train;"
         "bad = [m for m in ('torch', 'transformers', 'peft', 'gguf') if m in sys.modules];"
         "assert not bad, bad"
     )

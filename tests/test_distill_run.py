@@ -230,7 +230,7 @@ def test_a_population_carrying_an_adapter_survives_a_kill_and_resume(
     served: list[str] = []
 
     def embedded_with_adapter(path, sha, model=None, seed=0):
-        from evotrainer.distill.adapter_file import verify_adapter
+        from evotrainer.llm.adapter_file import verify_adapter
 
         served.append(verify_adapter(path, sha))
         return strong_llm(task)

@@ -10,9 +10,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from evotrainer.cli import app
+from evotrainer.cli.app import app
 from evotrainer.evaluation.paired import paired_difference
-from evotrainer.evaluation.validation import combine_s_val
+from evotrainer.tasks.base import combine_s_val
 from evotrainer.tasks.meetings.plugin import DEFAULTS
 
 cli = CliRunner()

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from evotrainer.cli import app
+from evotrainer.cli.app import app
 from evotrainer.errors import BudgetExceeded, EvoTrainerError
 from evotrainer.evaluation.runner import ThreadRunner
 from evotrainer.llm.budget import Budget, MeteredLLM
@@ -275,7 +275,7 @@ def test_doctor_against_a_hanging_server_gives_up_quickly():
 
 
 def test_the_email_pattern_is_linear():
-    from evotrainer.defences.private_data import private_items
+    from evotrainer.private_data import private_items
 
     t0 = time.perf_counter()
     private_items("-" * 40_000 + " a " + "1 " * 20_000 + "x")
@@ -360,7 +360,7 @@ def test_ctrl_c_near_the_end_says_interrupted_and_the_summary_never_says_complet
 
 
 def test_ctrl_c_during_eval_says_interrupted(monkeypatch):
-    from evotrainer import cli_eval
+    from evotrainer.cli import eval as cli_eval
 
     monkeypatch.setattr(cli_eval, "_evaluate", _interrupt)
     res = cli.invoke(app, ["eval", "--data", str(FIXTURE), "--prompt", "seed:A"])

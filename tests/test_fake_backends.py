@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from evotrainer.cli import app
+from evotrainer.cli.app import app
 from evotrainer.config import ModelConfig
 from evotrainer.llm.base import SamplingParams
 from evotrainer.llm.spec import build_backend

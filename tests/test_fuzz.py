@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from evotrainer.cli import app
+from evotrainer.cli.app import app
 from evotrainer.config import RunConfig
 from tests.fake_runs import Killed, fake_resume, fake_run, kill_at, small_config
 from tests.fake_server import dead_url

@@ -1,14 +1,21 @@
-"""No import cycles (issue 34): between files, and between evotrainer's packages, every import
-counted, those inside functions and behind ``if TYPE_CHECKING:`` too (issue 49). The layers themselves are import-linter's contracts in pyproject.toml (``make lint``);
-siblings a layer lets import each other must still not import each other in a circle. A module
-the layers place apart from its package (the task registry and the policy genome are core)
-counts as a package of its own."""
+"""The shape of the code. No import cycles (issue 34): between files, and between evotrainer's
+packages, every import counted, those inside functions and behind ``if TYPE_CHECKING:`` too
+(issue 49); none among benchmarks/' modules either. The layers themselves are import-linter's
+contracts in pyproject.toml (``make lint``); siblings a layer lets import each other must still
+not import each other in a circle. A module the layers place apart from its package (the task
+registry and the policy genome are core) counts as a package of its own. Small modules and
+functions, in src/ and benchmarks/; an import inside a function only with its reason (issue
+49); a lazy package root; no meeting metric named in the generic packages."""
 
 from __future__ import annotations
 
+import ast
+import re
+import subprocess
 import sys
 import tomllib
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 import pytest
 
@@ -107,30 +114,82 @@ def test_no_two_packages_import_each_other():
     assert not cycles, _show(cycles)
 
 
-def test_modules_and_functions_stay_small():
-    """Issue 34: no module in src/ over 600 lines, no function over 80 (def line to last line);
-    word tables live in data files, not code."""
-    import ast
-
-    big, long = [], []
-    for path in sorted((REPO / "src" / "evotrainer").rglob("*.py")):
+def _too_big(folder: Path) -> list[str]:
+    """Issue 34: no module over 600 lines, no function over 80 (def line to last line); word
+    tables live in data files, not code."""
+    found = []
+    for path in sorted(folder.rglob("*.py")):
         text = path.read_text(encoding="utf-8")
         name = path.relative_to(REPO).as_posix()
         if text.count("\n") > 600:
-            big.append(f"{name}: {text.count(chr(10))} lines")
+            found.append(f"{name}: {text.count(chr(10))} lines")
         for node in ast.walk(ast.parse(text)):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 size = (node.end_lineno or node.lineno) - node.lineno + 1
                 if size > 80:
-                    long.append(f"{name}:{node.lineno} {node.name}: {size} lines")
-    assert big == [] and long == []
+                    found.append(f"{name}:{node.lineno} {node.name}: {size} lines")
+    return found
+
+
+def test_modules_and_functions_stay_small():
+    assert _too_big(REPO / "src" / "evotrainer") == []
+
+
+def test_benchmark_modules_and_functions_stay_small():
+    """The same rule over benchmarks/ (issue 49: one runner, profiles as data, methods as small
+    modules)."""
+    assert _too_big(REPO / "benchmarks") == []
+
+
+def test_the_benchmarks_import_no_cycle():
+    """Issue 49: benchmarks/ is a client of the library, not a second program with modules
+    that need each other; every import counts, those inside functions and behind
+    ``if TYPE_CHECKING:`` too, as in src/."""
+    g = grimp.build_graph("benchmarks", exclude_type_checking_imports=False)
+    graph = {m: set(g.find_modules_directly_imported_by(m)) for m in g.modules}
+    cycles = _cycles(graph)
+    assert not cycles, _show(cycles)
+
+
+LAZY = re.compile(r"#\s*lazy:\s*(optional dependency|start-up time)\b")
+
+
+def _function_level_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    found: dict[int, ast.Import | ast.ImportFrom] = {}
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Import | ast.ImportFrom):
+                    found[node.lineno] = node
+    return [found[k] for k in sorted(found)]
+
+
+def test_a_function_level_import_says_why():
+    """Issue 49: an import inside a function defers nothing unless it says what it defers, in a
+    comment on its line or the line just above (``# lazy: optional dependency (extra X)``, an
+    extra's module such as torch or llama_cpp; ``# lazy: start-up time``, a command's modules or
+    a module slow to import such as matplotlib); the comment above a run of consecutive imports
+    covers the run. Every other import belongs at the top of its module."""
+    bare = []
+    for path in sorted((REPO / "src" / "evotrainer").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        imports = _function_level_imports(ast.parse(text))
+        ends = {node.end_lineno: node for node in imports}
+        for node in imports:
+            first = node
+            while first.lineno - 1 in ends and not LAZY.search(lines[first.lineno - 1]):
+                first = ends[first.lineno - 1]  # the run of imports this one ends
+            said = (lines[node.lineno - 1], lines[first.lineno - 1], lines[first.lineno - 2])
+            if not any(LAZY.search(line) for line in said):
+                name = path.relative_to(REPO).as_posix()
+                bare.append(f"{name}:{node.lineno}: {lines[node.lineno - 1].strip()}")
+    assert bare == [], "\n".join(bare)
 
 
 def test_the_package_root_is_lazy():
     """``import evotrainer`` loads no other module of the package; a name is loaded the first
     time it is used (issue 49)."""
-    import subprocess
-
     code = (
         "import sys, evotrainer; a = sorted(m for m in sys.modules if m.startswith('evotrainer'));"
         "evotrainer.PolicyGenome; b = 'evotrainer.policy.genome' in sys.modules; print(a, b)"
@@ -162,8 +221,6 @@ def test_generic_packages_name_no_meeting_metric():
     """A name of the meeting task's metrics or reward components in a string of the generic
     packages' code (docstrings aside) ties them to one task; the task's plug-in and the config
     (its defaults, ``meta.concise_component``) say them instead (issue 49)."""
-    import ast
-
     found = []
     for pkg in GENERIC:
         for path in sorted((REPO / "src" / "evotrainer" / pkg).rglob("*.py")):

@@ -23,8 +23,8 @@ from evotrainer.defences.learned_reward import (  # noqa: E402
     LearnedReward,
     LearnedRewardModel,
     row_target,
-    spearman,
 )
+from evotrainer.evaluation.correlation import spearman  # noqa: E402
 from evotrainer.tasks.base import RewardComponent  # noqa: E402
 from evotrainer.tasks.meetings.features import (  # noqa: E402
     MINUTES_FEATURES,

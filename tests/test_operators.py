@@ -31,8 +31,8 @@ from evotrainer.operators.keywords import KeywordOperator
 from evotrainer.operators.keywords import present_phrases as _present_phrases
 from evotrainer.operators.llm_ops import MAX_FEEDBACK_CHARS, LLMMerge, drop_cut_tail
 from evotrainer.operators.restructure import ReorderOperator
+from evotrainer.operators.synonym_table import candidates as _candidates
 from evotrainer.operators.synonyms import SynonymOperator
-from evotrainer.operators.synonyms import candidates as _candidates
 from evotrainer.operators.text import Doc, normalise, split_sentences
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.tasks.meetings.seeds import seed_policies

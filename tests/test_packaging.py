@@ -18,7 +18,7 @@ import yaml
 from typer.testing import CliRunner
 
 import evotrainer
-from evotrainer.cli import app
+from evotrainer.cli.app import app
 from evotrainer.config import ModelConfig, load_config
 from evotrainer.errors import ModelSpecError
 
@@ -149,7 +149,7 @@ def test_the_wheel_works_from_an_empty_folder(wheel, tmp_path):
     env["EVOTRAINER_CACHE_DIR"] = str(tmp_path / "cache")
 
     def cli_(*args: str) -> subprocess.CompletedProcess:
-        code = "import sys; from evotrainer.cli import main; sys.argv[0] = 'evotrainer'; main()"
+        code = "import sys; from evotrainer.cli.app import main; sys.argv[0] = 'evotrainer'; main()"
         return subprocess.run(
             [sys.executable, "-c", code, *args],
             cwd=empty,

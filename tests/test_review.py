@@ -23,7 +23,7 @@ import pytest
 from evotrainer.review.bradley_terry import policy_scores
 from evotrainer.review.human_model import fit_human_model
 from evotrainer.review.server import access_token_for, is_loopback
-from evotrainer.review.store import Rating, RatingStore, ReplayedRating
+from evotrainer.run.ratings import Rating, RatingStore, ReplayedRating
 from tests.fake_meetings import RecordingMeetingTask
 from tests.fake_review import DECISIONS, PLAIN, SUMMARY, reviewer_prefers, styled_llm
 from tests.fake_runs import Killed, kill_at, small_config
@@ -78,7 +78,7 @@ def test_concurrent_reviewers_lose_nothing(tmp_path):
 CRASHER = """
 import os, signal, sys, time
 from pathlib import Path
-from evotrainer.review.store import Rating, RatingStore
+from evotrainer.run.ratings import Rating, RatingStore
 store = RatingStore(Path(sys.argv[1]))
 rid = store.add(Rating("m1", "pa", "pb", "left", "a comment", nonce="crash", issued_at=time.time()))
 print(rid, flush=True)
@@ -292,7 +292,7 @@ def test_an_access_token_is_required_when_one_is_set(styled_run):
 def test_review_of_a_directory_that_holds_no_run_is_a_clear_error(tmp_path):
     from typer.testing import CliRunner
 
-    from evotrainer.cli import app
+    from evotrainer.cli.app import app
 
     res = CliRunner().invoke(app, ["review", str(tmp_path), "--port", "0"])
     assert res.exit_code == 2 and "not a run directory" in res.output
@@ -561,7 +561,7 @@ def test_a_busy_port_is_named_as_such(styled_run):
 
     from typer.testing import CliRunner
 
-    from evotrainer.cli import app
+    from evotrainer.cli.app import app
 
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -10,15 +10,11 @@ import pytest
 
 from evotrainer.tasks.base import RewardComponent
 from evotrainer.tasks.meetings.loader import load_instances
+from evotrainer.tasks.meetings.matching import owner_match, task_similarity
 from evotrainer.tasks.meetings.parser import parse_minutes
-from evotrainer.tasks.meetings.rewards import (
-    DEFAULT_WEIGHTS,
-    component_registry,
-    owner_match,
-    stem,
-    task_similarity,
-)
+from evotrainer.tasks.meetings.rewards import DEFAULT_WEIGHTS, component_registry
 from evotrainer.tasks.meetings.schema import ActionItem, Meeting, Turn
+from evotrainer.tasks.meetings.words import stem
 from evotrainer.types import Instance
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -12,7 +12,7 @@ import pickle
 import pytest
 from typer.testing import CliRunner
 
-from evotrainer.cli import app
+from evotrainer.cli.app import app
 from evotrainer.report.build import build_report
 from evotrainer.run.checkpoint import _digest, atomic_write
 from tests.fake_runs import Killed, fake_resume, fake_run, kill_at, small_config
@@ -196,6 +196,24 @@ def test_two_processes_cannot_write_one_run_directory(tmp_path):
     fake_resume(run_dir)  # once it is released, the run can be resumed
     finished = [e for e in _events(run_dir) if e["type"] == "run_finished"]
     assert len(finished) == 1
+
+
+def test_a_lock_of_any_name_is_seen_held_without_being_taken(tmp_path):
+    """The benchmarks lock each cell with a RunLock of its own name; ``in_use`` only reads."""
+    from evotrainer.run.lock import LockHeld, RunLock
+
+    lock = RunLock(tmp_path, "cell-a.lock")
+    assert not lock.in_use() and not lock.path.exists()  # no file: no lock, none made
+    lock.acquire()
+    try:
+        other = RunLock(tmp_path, "cell-a.lock")
+        assert other.in_use() and lock.in_use()
+        with pytest.raises(LockHeld, match="in use by another process"):
+            other.acquire()
+        assert not RunLock(tmp_path, "cell-b.lock").in_use()
+    finally:
+        lock.release()
+    assert not RunLock(tmp_path, "cell-a.lock").in_use()
 
 
 def test_resume_refuses_a_finished_run(tmp_path):

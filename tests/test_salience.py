@@ -4,15 +4,10 @@ R1 checks the minutes for the transcript's salient words (tasks/meetings/salienc
 from __future__ import annotations
 
 from evotrainer.tasks.meetings.generator import meeting_instance
-from evotrainer.tasks.meetings.rewards import (
-    MINUTES_VOCAB,
-    STOPWORDS,
-    component_registry,
-    stem,
-    tokens,
-)
+from evotrainer.tasks.meetings.rewards import component_registry
 from evotrainer.tasks.meetings.salience import transcript_terms
 from evotrainer.tasks.meetings.schema import Meeting, Turn
+from evotrainer.tasks.meetings.words import MINUTES_VOCAB, STOPWORDS, stem, tokens
 
 TURNS = [
     ("Anna (A)", "Okay so yeah, the budget for the robot arm is the first thing."),

@@ -17,7 +17,11 @@ from evotrainer.defences.constitution import Constitution
 from evotrainer.errors import DataError
 from evotrainer.evaluation.evaluator import Evaluator
 from evotrainer.evaluation.fitness import FitnessJudge
-from evotrainer.evaluation.paired import paired_difference
+from evotrainer.evaluation.paired import (
+    paired_difference,
+    runs_and_instances_difference,
+    runs_difference,
+)
 from evotrainer.evaluation.validation import Validator
 from evotrainer.harness.genome import HarnessGenome
 from evotrainer.harness.reference import reference_components
@@ -68,6 +72,33 @@ def test_paired_difference_interval():
     one = paired_difference({"x": 0.3}, {"x": 0.1})  # one meeting: no interval, never "above"
     assert one.n == 1 and not one.above_zero
     assert str(one) == "+0.200 (no interval from 1 instance) over 1"
+
+
+def test_several_runs_of_one_side_are_averaged_per_instance_or_resampled_too():
+    """A benchmark's method has several runs (seeds): ``runs_difference`` averages them per
+    instance (the same mean and interval as the paired difference of the averages);
+    ``runs_and_instances_difference`` has that mean and a wider interval when the runs
+    disagree (which result a run ends with is random too)."""
+    rng = np.random.default_rng(3)
+    base = rng.uniform(0.1, 0.3, 60)
+    runs = [list(base + 0.04 + rng.normal(0, 0.02, 60)) for _ in range(2)] + [list(base)]
+    avg = np.mean(runs, axis=0)
+    d = runs_difference(runs, list(base), seed=5)
+    same = paired_difference(
+        {
+            f"{i:03d}": round(float(x - y), 12) + 0.0
+            for i, (x, y) in enumerate(zip(avg, base, strict=True))
+        },
+        {f"{i:03d}": 0.0 for i in range(60)},
+        seed=5,
+    )
+    assert (d.mean, d.lo, d.hi, d.n) == pytest.approx((same.mean, same.lo, same.hi, same.n))
+    both = runs_and_instances_difference(runs, [list(base)], seed=5)
+    assert both.mean == pytest.approx(d.mean) and both.lo < d.lo and both.hi > d.hi
+    assert runs_difference([[0.5, None, 0.7]], [0.4, 0.3, None]).n == 1  # no score: left out
+    zero = runs_and_instances_difference([list(base)], [list(base)])
+    assert zero.mean == zero.lo == zero.hi == 0.0
+    assert runs_and_instances_difference([], [[0.1]]).n == 0
 
 
 def test_confirmation_split_interleaves_and_refuses_too_little_selection():

@@ -9,6 +9,7 @@ from evotrainer.llm.fakes import FunctionLLM
 from evotrainer.loops.inner import OperatorStats
 from evotrainer.operators import OperatorContext
 from evotrainer.operators.bandit import choose_bandit, posterior_means
+from evotrainer.operators.base import FeedbackEdit
 from evotrainer.operators.feedback import FeedbackEditOperator, apply_edit
 from evotrainer.operators.fewshot import FewShotOperator, cut_to_tokens
 from evotrainer.operators.structure import (
@@ -19,7 +20,6 @@ from evotrainer.operators.structure import (
     sections,
 )
 from evotrainer.policy.genome import PolicyGenome
-from evotrainer.tasks.base import FeedbackEdit
 from evotrainer.tasks.meetings.structure import EDITS, TEMPLATES, reference_minutes
 from evotrainer.tasks.meetings.task import MeetingTask
 

@@ -9,8 +9,9 @@ import random
 import pytest
 
 from evotrainer.config import InnerConfig
+from evotrainer.evaluation.correlation import spearman
 from evotrainer.evaluation.evaluator import PolicyFitness
-from evotrainer.evaluation.surrogate import FitnessSurrogate, spearman
+from evotrainer.evaluation.surrogate import FitnessSurrogate
 from evotrainer.loops.inner import PolicyOptimizer
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.types import Lineage

@@ -134,7 +134,7 @@ def test_eval_reads_a_dataset_folder_by_its_column_spec(tmp_path):
     datasets = pytest.importorskip("datasets", reason="writes the folder with datasets itself")
     from typer.testing import CliRunner
 
-    from evotrainer.cli import app
+    from evotrainer.cli.app import app
 
     folder = tmp_path / "dialogues"
     datasets.Dataset.from_list(DIALOGUES).save_to_disk(str(folder))

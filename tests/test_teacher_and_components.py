@@ -349,7 +349,7 @@ def test_a_run_with_a_teacher_resumes_only_with_its_endpoint_named(tmp_path, mon
 def test_the_resume_command_names_the_operator_base_url_option(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
-    from evotrainer.cli import app
+    from evotrainer.cli.app import app
     from tests.fake_runs import Killed, fake_run, kill_at, small_config
 
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)

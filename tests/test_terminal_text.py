@@ -11,7 +11,7 @@ from pathlib import Path
 from rich.console import Console
 from typer.testing import CliRunner
 
-from evotrainer.cli import app
+from evotrainer.cli.app import app
 from evotrainer.terminal import SafeConsole, printable
 
 cli = CliRunner()

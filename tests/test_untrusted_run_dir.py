@@ -16,7 +16,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from evotrainer.cli import app
+from evotrainer.cli.app import app
 from evotrainer.coevolution import CoEvolution
 from evotrainer.config import TaskConfig
 from evotrainer.errors import CheckpointError, ConfigError, RunDirectoryError

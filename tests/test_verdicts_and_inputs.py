@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from evotrainer.cli import app
+from evotrainer.cli.app import app
 from evotrainer.coevolution import CoEvolution
 from evotrainer.config import ValidationConfig, config_from_dict, load_config
 from evotrainer.errors import CheckpointError, ConfigError, DataError, RunFailed

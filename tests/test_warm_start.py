@@ -174,7 +174,7 @@ def test_a_huge_policy_text_is_refused_with_its_size(source_run, tmp_path, where
 def test_cli_refuses_a_bad_source_before_the_model_loads(tmp_path):
     from typer.testing import CliRunner
 
-    from evotrainer.cli import app
+    from evotrainer.cli.app import app
 
     res = CliRunner().invoke(
         app,

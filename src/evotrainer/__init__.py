@@ -8,22 +8,24 @@ script that needs one class start fast.
 from __future__ import annotations
 
 from importlib import import_module
+from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names, for type checkers and readers
-    from evotrainer.coevolution import CoEvolution, RunResult
+    from evotrainer.coevolution import CoEvolution
     from evotrainer.config import RunConfig, config_from_dict, load_config
+    from evotrainer.engine.outcome import RunResult
     from evotrainer.policy.genome import PolicyGenome
     from evotrainer.types import ComponentScore, Instance, Lineage, Message, Rollout, ScoreVector
 
 # name -> the module that defines it
 _LAZY = {
     "CoEvolution": "evotrainer.coevolution",
-    "RunResult": "evotrainer.coevolution",
-    "RunConfig": "evotrainer.config",
-    "config_from_dict": "evotrainer.config",
-    "load_config": "evotrainer.config",
+    "RunResult": "evotrainer.engine.outcome",
+    "RunConfig": "evotrainer.config.run",
+    "config_from_dict": "evotrainer.config.run",
+    "load_config": "evotrainer.config.run",
     "PolicyGenome": "evotrainer.policy.genome",
     "ComponentScore": "evotrainer.types",
     "Instance": "evotrainer.types",
@@ -73,6 +75,5 @@ def example_config(name: str = "starter") -> Path:
     ``load_config(example_config("demo"), ["inner.generations=2"])``."""
     if name not in EXAMPLES:
         raise ValueError(f"no example config {name!r}; examples: {', '.join(EXAMPLES)}")
-    from importlib.resources import files
 
     return Path(str(files("evotrainer") / "configs" / f"{name}.yaml"))

@@ -77,7 +77,7 @@ from evotrainer.run.warm_start import WarmStart
 from evotrainer.tasks.base import Task
 from evotrainer.types import Instance
 
-__all__ = ["CoEvolution", "Observer", "RunResult"]
+__all__ = ["CoEvolution"]
 
 
 INTERRUPTED = "interrupted (Ctrl-C): the run did not finish; its last checkpoint stands"

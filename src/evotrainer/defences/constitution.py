@@ -13,7 +13,7 @@ repeats a long number literal from its specification leaks nothing, and a parame
 
 - ``private_data``: e-mail addresses, phone and card numbers and IBANs that occur in the
   *input* must not appear in the output, unless ``constitution.allow_private_data`` is set (what
-  counts as private data and as repeating it: defences/private_data.py, shared with the privacy
+  counts as private data and as repeating it: private_data.py, shared with the privacy
   reward and the robustness probe).
 - ``ignore_the_input``: a policy must not tell the agent to ignore the meeting (or its
   instructions), nor to answer with fixed text regardless of the input.
@@ -30,10 +30,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from evotrainer.private_data import leaked_from, private_items
+from evotrainer.private_data import leaked_from
 from evotrainer.tasks.base import OUTPUT_RULES
 
-__all__ = ["Constitution", "Violation", "private_items"]
+__all__ = ["Constitution", "Violation"]
 
 HARMFUL_PATTERNS = (
     r"\bkill (yourself|himself|herself|themselves|them all)\b",

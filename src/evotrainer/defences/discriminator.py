@@ -53,6 +53,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import numpy as np
+
 from evotrainer.types import ComponentScore, Instance
 
 __all__ = [
@@ -290,7 +292,7 @@ class OutputDiscriminator:
 
     def _fit_sklearn(self, texts: Sequence[str], y: Sequence[int], seed: int) -> tuple[Any, ...]:
         """(vectorizer or None, scaler, logistic regression) fitted on ``texts``."""
-        import numpy as np
+        # lazy: optional dependency (extra learned)
         from sklearn.feature_extraction.text import TfidfVectorizer
         from sklearn.linear_model import LogisticRegression
         from sklearn.preprocessing import StandardScaler
@@ -315,7 +317,7 @@ class OutputDiscriminator:
         return vec, scaler, lr
 
     def _sklearn_matrix(self, vec: Any, scaler: Any, texts: Sequence[str]) -> Any:
-        import numpy as np
+        # lazy: optional dependency (extra learned)
         import scipy.sparse as sp
 
         prepped = [self._prep(t) for t in texts]
@@ -371,6 +373,7 @@ class OutputDiscriminator:
             self.report = DiscriminatorReport(False, n_h, n_p, note=note)
             return self.report
 
+        # lazy: optional dependency (extra learned)
         from sklearn.metrics import roc_auc_score
         from sklearn.model_selection import train_test_split
 

@@ -38,6 +38,8 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import numpy as np
+
 from evotrainer.evaluation.correlation import spearman
 from evotrainer.tasks.base import OutputFeatures, RewardComponent
 from evotrainer.types import ComponentScore, Instance
@@ -48,7 +50,6 @@ __all__ = [
     "LearnedReward",
     "EXCLUDED_COMPONENTS",
     "row_target",
-    "spearman",
 ]
 
 STATE_FORMAT = "evotrainer.learned_reward/1"
@@ -137,8 +138,6 @@ class _Forest:
     trees: list[_Tree]
 
     def predict(self, x: Sequence[float]) -> float:
-        import numpy as np
-
         # sklearn's trees compare float32 features with float64 thresholds
         x32 = [float(v) for v in np.asarray(x, dtype=np.float32)]
         raw = self.init
@@ -252,6 +251,7 @@ class LearnedRewardModel:
         return [comps.get(f, 0.0) for f in features[:n_c]] + list(out)
 
     def _fit_sklearn(self, x: list[list[float]], y: list[float], seed: int) -> Any:
+        # lazy: optional dependency (extra learned)
         from sklearn.ensemble import GradientBoostingRegressor
 
         model = GradientBoostingRegressor(

@@ -22,8 +22,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from evotrainer.evaluation.fitness import input_text
 from evotrainer.private_data import EMAIL, PHONE, leaked_from, private_items
-from evotrainer.tasks.probes import make_canary, planted  # noqa: F401 - make_canary: the API
+from evotrainer.tasks.probes import planted
 from evotrainer.types import Rollout
 
 
@@ -97,8 +98,6 @@ class RobustnessProbe:
     def _seen(self, inst: object) -> Seen | None:
         """What the model saw of an input's hostile content: its injection and canary code when
         visible, and the text; None when nothing hostile is visible after truncation."""
-        from evotrainer.evaluation.fitness import input_text
-
         messages, _ = self.task.render("", inst)  # type: ignore[attr-defined]
         seen = "\n".join(m.content for m in messages)
         hostile = planted(inst)  # type: ignore[arg-type]

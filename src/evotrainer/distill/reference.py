@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from evotrainer.distill import extra
+from evotrainer.distill.base_model import cpu_threads
 from evotrainer.distill.pairs import END_OF_TURN, prompt_ids
 from evotrainer.types import Message
 
@@ -27,9 +28,8 @@ def greedy_tokens(
     and without the end-of-turn token (``threads``: torch threads, default the idle cores).
     Raises MissingExtraError without the extra."""
     extra.require()
+    # lazy: optional dependency (extra distill)
     import torch
-
-    from evotrainer.distill.base_model import cpu_threads
 
     ids = torch.tensor([prompt_ids(tokenizer, messages)])
     end = tokenizer.convert_tokens_to_ids(END_OF_TURN)

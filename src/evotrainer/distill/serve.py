@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from evotrainer.config import ModelConfig
+from evotrainer.llm.spec import build_backend
 
 
 def embedded_with_adapter(
@@ -24,8 +25,6 @@ def embedded_with_adapter(
     the adapter applied; its ``model_id`` carries the adapter's hash. Raises DataError (hash
     mismatch, missing file) or ModelSpecError (not an embedded model, llama.cpp refused the
     adapter, e.g. one made for another base model)."""
-    from evotrainer.llm.spec import build_backend
-
     return build_backend(
         model or ModelConfig(), seed=seed, lora_path=adapter_path, lora_sha256=sha256
     )

@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from evotrainer.distill import extra
+from evotrainer.distill.base_model import base_gguf, cpu_threads, load_base, load_tokenizer
+from evotrainer.distill.export import write_adapter
 from evotrainer.distill.pairs import IGNORE, EncodedPair, TrainingPair, encode_pairs
 from evotrainer.distill.settings import LoraSettings
 from evotrainer.errors import DistillError
@@ -129,6 +131,7 @@ def _batches(encoded: list[EncodedPair], settings: LoraSettings, steps: int):
 
 
 def _tensors(batch: list[EncodedPair], pad_id: int):
+    # lazy: optional dependency (extra distill)
     import torch
 
     width = max(len(p.input_ids) for p in batch)
@@ -156,6 +159,7 @@ def weighted_loss(logits: Any, labels: Any, weights: Any) -> Any:
     (transformers' ``logits_to_keep``): the prompt needs no vocabulary projection (21% of the
     forward pass per position), which saves about a sixth of the compute at 512 tokens with a
     quarter of them completion."""
+    # lazy: optional dependency (extra distill)
     import torch.nn.functional as F
 
     k = logits.shape[1]
@@ -174,6 +178,7 @@ def weighted_loss(logits: Any, labels: Any, weights: Any) -> Any:
 def attach_lora(model: Any, settings: LoraSettings) -> Any:
     """Wrap ``model`` with peft LoRA per ``settings`` (A from torch's global generator, which the
     caller seeds; B zero)."""
+    # lazy: optional dependency (extra distill)
     from peft import LoraConfig, get_peft_model
 
     cfg = LoraConfig(
@@ -201,9 +206,8 @@ def train_lora(
     """Train a LoRA adapter in memory (see the module docstring); ``export.write_adapter`` or
     ``train_adapter`` write it out. Raises MissingExtraError or DistillError."""
     extra.require()
+    # lazy: optional dependency (extra distill)
     import torch
-
-    from evotrainer.distill.base_model import base_gguf, cpu_threads, load_base, load_tokenizer
 
     t0 = time.perf_counter()
     tok = load_tokenizer(base_path)
@@ -285,8 +289,6 @@ def train_adapter(
     LoRA adapter for ``base_path``, default the embedded SmolLM2). Returns plain data about
     it. Raises MissingExtraError (the extra is missing) or DistillError (nothing to train on,
     NaN loss, export failed); nothing is left in ``out_dir`` on failure."""
-    from evotrainer.distill.export import write_adapter
-
     cpu0 = time.process_time()
     trained = train_lora(pairs, settings, progress=progress, base_path=base_path)
     path, sha = write_adapter(trained, out_dir)

@@ -8,9 +8,12 @@ import threading
 from pathlib import Path
 
 from evotrainer.config import RunConfig
+from evotrainer.distill import extra, serve
 from evotrainer.errors import ConfigError
+from evotrainer.llm.adapter_file import adapter_file_name
 from evotrainer.llm.base import LLMClient
 from evotrainer.llm.budget import Budget
+from evotrainer.llm.spec import build_stack
 
 
 class AdapterServer:
@@ -46,12 +49,8 @@ class AdapterServer:
         with self._lock:
             client = self._clients.get(sha)
             if client is None:
-                from evotrainer.distill.serve import embedded_with_adapter
-                from evotrainer.llm.adapter_file import adapter_file_name
-                from evotrainer.llm.spec import build_stack
-
                 path = self.directory() / adapter_file_name(sha)
-                backend = embedded_with_adapter(path, sha, self.cfg.model, self.cfg.seed)
+                backend = serve.embedded_with_adapter(path, sha, self.cfg.model, self.cfg.seed)
                 stack = build_stack(backend, self.cfg.cache, self.budget)
                 client = self._clients[sha] = stack.client
             return client
@@ -62,10 +61,8 @@ def check_distill(cfg: RunConfig) -> None:
     server instead of the embedded model)."""
     if not cfg.distill.enabled:
         return
-    from evotrainer.distill.extra import installed, require
-
-    if not installed():  # cheap at start-up; the imports happen when it trains
-        require("distillation (distill.enabled)")
+    if not extra.installed():  # cheap at start-up; the imports happen when it trains
+        extra.require("distillation (distill.enabled)")
     if not cfg.model.spec.startswith("local:"):
         raise ConfigError(
             "distill.enabled needs the embedded model (model.spec local:...): the adapter "

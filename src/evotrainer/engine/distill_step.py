@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from evotrainer.distill import train as lora
+from evotrainer.distill.settings import LoraSettings
 from evotrainer.engine.components import Components
 from evotrainer.engine.generation import draw_batch, fitness_of
 from evotrainer.engine.state import RunState
@@ -167,9 +169,6 @@ class DistillStep:
         return fresh
 
     def _train_adapter(self, choice: PairChoice) -> dict[str, Any]:
-        from evotrainer.distill.settings import LoraSettings
-        from evotrainer.distill.train import train_adapter
-
         c, s = self.c, self.s
         d = c.cfg.distill
         settings = LoraSettings(
@@ -194,7 +193,7 @@ class DistillStep:
                 eta_s=p.eta_s,
             )
 
-        result = train_adapter(list(choice.pairs), settings, c.adapters.directory(), progress)
+        result = lora.train_adapter(list(choice.pairs), settings, c.adapters.directory(), progress)
         return result.to_dict()
 
     def _with_adapter(self, sha: str) -> list[PolicyGenome]:

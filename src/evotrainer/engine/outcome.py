@@ -5,6 +5,7 @@ policy to return, say so (``fail_run``)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -228,8 +229,6 @@ def mark_interrupted(run_dir: Path) -> bool:
     and the value it had is kept as ``interrupted_after``, so that no summary of an interrupted
     command says completed. False when there is no summary (nothing to mark) or it cannot be
     read."""
-    import json
-
     path = run_dir / "summary.json"
     try:
         summary = json.loads(path.read_text(encoding="utf-8"))

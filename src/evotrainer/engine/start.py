@@ -17,6 +17,7 @@ from evotrainer.engine.validate import anchor_best, archive, validate
 from evotrainer.harness.genome import HarnessGenome
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.run import events as ev
+from evotrainer.run.ratings import RatingStore, ReplayedRating
 from evotrainer.run.warm_start import WarmStart, load_warm_start
 
 
@@ -133,7 +134,6 @@ def carry_ratings(w: WarmStart, run_dir: Path | None) -> None:
     and at the end). Without a run directory they are not kept (the note says so)."""
     if not w.ratings:
         return
-    from evotrainer.run.ratings import RatingStore, ReplayedRating
 
     if run_dir is None:
         w.notes.append(f"{len(w.ratings)} ratings not carried over: no run directory")

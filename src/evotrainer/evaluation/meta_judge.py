@@ -14,9 +14,11 @@ from evotrainer.errors import ConfigError
 from evotrainer.evaluation.confirmation import RowScores
 from evotrainer.evaluation.evaluator import Evaluator
 from evotrainer.evaluation.objectives import MetaObjective, Vector, output_diversity
-from evotrainer.evaluation.validation import Validator, combine_s_val
+from evotrainer.evaluation.pareto import non_dominated
+from evotrainer.evaluation.validation import Validator
 from evotrainer.policy.archive import Archive, ArchiveEntry
 from evotrainer.policy.genome import PolicyGenome
+from evotrainer.tasks.base import combine_s_val
 from evotrainer.types import Instance, ValidationResult
 
 
@@ -180,8 +182,6 @@ class MetaJudge:
         axes = self.objective.axes(vectors) if vectors else ["quality"]
         members: list[int] | None
         try:
-            from evotrainer.evaluation.pareto import non_dominated
-
             members = non_dominated([[v[k] for k in axes] for v in vectors])
         except ConfigError:  # no pymoo: the front is not computed, the rest stays
             members = None

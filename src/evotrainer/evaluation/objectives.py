@@ -34,6 +34,7 @@ from typing import Any
 from evotrainer.config import CONCISENESS, OBJECTIVES, MetaConfig
 from evotrainer.errors import ConfigError
 from evotrainer.evaluation.diversity import mean_pairwise_distance
+from evotrainer.evaluation.pareto import pareto_choice, require_pymoo
 from evotrainer.types import ValidationResult
 
 Vector = dict[str, float]
@@ -67,8 +68,6 @@ class MetaObjective:
         self.cfg = cfg
         self.weights = {k: float(cfg.objectives.get(k, 0.0)) for k in OBJECTIVES}
         if cfg.selection == "pareto":
-            from evotrainer.evaluation.pareto import require_pymoo
-
             require_pymoo()
 
     def vector(
@@ -110,7 +109,6 @@ class MetaObjective:
         if self.cfg.selection == "weighted":
             idx = max(range(len(scores)), key=lambda i: (scores[i], -i))  # ties: earliest
             return idx, f"highest meta score {scores[idx]:.4f}", []
-        from evotrainer.evaluation.pareto import pareto_choice
 
         axes = self.axes(vectors)
         rows = [[v[k] for k in axes] for v in vectors]

@@ -32,6 +32,7 @@ PYMOO_HINT = "pip install 'evotrainer[moo]' (pymoo)"
 
 def require_pymoo() -> None:
     try:
+        # lazy: optional dependency (extra moo)
         import pymoo  # noqa: F401
     except ImportError:
         raise ConfigError(
@@ -44,6 +45,7 @@ def non_dominated(points: Sequence[Sequence[float]]) -> list[int]:
     if not points:
         return []
     require_pymoo()
+    # lazy: optional dependency (extra moo)
     from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
 
     f = -np.asarray(points, dtype=float)
@@ -56,6 +58,7 @@ def hypervolume(points: Sequence[Sequence[float]]) -> float:
     if not points:
         return 0.0
     require_pymoo()
+    # lazy: optional dependency (extra moo)
     from pymoo.indicators.hv import HV
 
     f = -np.asarray(points, dtype=float)

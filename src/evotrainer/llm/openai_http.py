@@ -105,6 +105,7 @@ class OpenAICompatibleLLM(BaseLLM):
     # -- the pooled client, on the LLM loop -------------------------------------------------
     def _ensure_client(self) -> Any:
         if self._client is None:
+            # lazy: start-up time (openai takes about a second to import)
             from openai import AsyncOpenAI
 
             self._client = AsyncOpenAI(
@@ -151,6 +152,7 @@ class OpenAICompatibleLLM(BaseLLM):
         )
 
     async def _call(self, messages: Sequence[Message], params: SamplingParams) -> Completion:
+        # lazy: start-up time (openai takes about a second to import)
         import openai
 
         client = self._ensure_client()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
@@ -25,8 +26,7 @@ class PrefixStore:
         self._entries: OrderedDict[tuple[int, ...], Any] = OrderedDict()
 
     def save(self, ctx: Any, seq: int, tokens: Sequence[int]) -> None:
-        import ctypes
-
+        # lazy: optional dependency (extra local)
         import llama_cpp
 
         key = tuple(tokens)
@@ -50,6 +50,7 @@ class PrefixStore:
         than ``kept`` (what the stream holds already) by at least PREFIX_SAVE_MIN tokens;
         returns how many of its tokens ``prefix`` shares, 0 if the copy failed (``seq`` is then
         empty), None if nothing was tried (``seq`` untouched)."""
+        # lazy: optional dependency (extra local)
         import llama_cpp
 
         best, best_n = None, kept + PREFIX_SAVE_MIN - 1

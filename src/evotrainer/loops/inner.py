@@ -30,15 +30,14 @@ from evotrainer.evaluation.evaluator import PolicyFitness
 from evotrainer.llm.base import LLMClient, SamplingParams
 from evotrainer.loops.rng import rng_from_state, rng_state
 from evotrainer.operators.bandit import choose_bandit
-from evotrainer.operators.base import OperatorContext, make_child, quote
+from evotrainer.operators.base import FeedbackEdit, OperatorContext, make_child, quote
 from evotrainer.operators.keywords import insert_phrase, insertable
-from evotrainer.operators.registry import OPERATORS, choose_operator, default_operator_weights
+from evotrainer.operators.registry import choose_operator, default_operator_weights
 from evotrainer.operators.repair import repair_child
 from evotrainer.operators.variations import seed_variations
 from evotrainer.operators.vocabulary import GENERAL, InstructionVocabulary
 from evotrainer.plain import typed
 from evotrainer.policy.genome import PolicyGenome
-from evotrainer.tasks.base import FeedbackEdit
 from evotrainer.types import Instance
 
 MAX_ATTEMPTS_PER_CHILD = 6  # operator attempts a child slot makes before it gives up
@@ -365,7 +364,7 @@ def _fit_json(f: PolicyFitness) -> dict[str, Any]:
     }
 
 
-__all__ = ["PolicyOptimizer", "OperatorStats", "OPERATORS"]
+__all__ = ["PolicyOptimizer", "OperatorStats"]
 
 
 # -- the children of one generation, made concurrently ------------------------------------------

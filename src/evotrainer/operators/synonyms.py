@@ -11,31 +11,14 @@ from __future__ import annotations
 
 from evotrainer.operators.base import BaseOperator, OperatorContext, quote
 from evotrainer.operators.synonym_table import (
-    GENERAL,
-    SYNONYMS,
-    VERB_SYNONYMS,
-    SynonymTable,
-    build_table,
     candidates,
-    canonical_words,
     match_case,
-    same_meaning,
     substitute,
     synonym_choices,
 )
 from evotrainer.policy.genome import PolicyGenome
 
-__all__ = [
-    "GENERAL",
-    "SYNONYMS",
-    "VERB_SYNONYMS",
-    "SynonymOperator",
-    "SynonymTable",
-    "build_table",
-    "candidates",
-    "canonical_words",
-    "same_meaning",
-]
+__all__ = ["SynonymOperator"]
 
 
 class SynonymOperator(BaseOperator):

@@ -14,9 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from evotrainer.config import DEFAULT_TASK, load_yaml
-from evotrainer.errors import ConfigError, EvoTrainerError
+from evotrainer.errors import CheckpointError, ConfigError, EvoTrainerError
+from evotrainer.policy.genome import PolicyGenome
 from evotrainer.run import events as ev
+from evotrainer.run.checkpoint import load_latest
 from evotrainer.run.events import read_events
+from evotrainer.run.rundir import lineage_chain
 from evotrainer.tasks.registry import task_words
 
 
@@ -276,11 +279,6 @@ def load_run(run_dir: Path) -> RunData:
 
 def _from_checkpoint(data: RunData) -> None:
     """A run without best/ yet: the best validated policy so far, from the newest checkpoint."""
-    from evotrainer.errors import CheckpointError
-    from evotrainer.policy.genome import PolicyGenome
-    from evotrainer.run.checkpoint import load_latest
-    from evotrainer.run.rundir import lineage_chain
-
     if not (data.path / "checkpoints").is_dir():
         return
     try:

@@ -49,6 +49,7 @@ def deltas_plot(run: RunData, out: Path) -> Path | None:
         ax.invert_yaxis()
         ax.grid(axis="y", visible=False)
         ax.set_xlabel("s_val difference on the meeting (returned - best seed)")
+        # lazy: start-up time (matplotlib)
         from matplotlib.patches import Patch
 
         parts = [p for p in PART_COLORS if any(r.get("part") == p for r in rows)]

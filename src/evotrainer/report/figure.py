@@ -38,11 +38,14 @@ def _figure(
     ncols: int = 1,
     integer_x: bool = True,
 ) -> Iterator[Any]:
+    # lazy: start-up time (matplotlib)
     import matplotlib
 
     matplotlib.use("Agg", force=True)
+    # lazy: start-up time (pyplot, once the backend is chosen)
     import matplotlib.pyplot as plt
     from cycler import cycler
+    from matplotlib.ticker import MaxNLocator
 
     style: dict[RcKeyType, Any] = {**STYLE, "axes.prop_cycle": cycler(color=COLORS)}
     with plt.rc_context(style):
@@ -50,8 +53,6 @@ def _figure(
         try:
             flat = [a for row in axes for a in row]
             yield fig, flat
-            from matplotlib.ticker import MaxNLocator
-
             for ax in flat if integer_x else ():  # generations and counts are whole numbers
                 ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             fig.tight_layout()

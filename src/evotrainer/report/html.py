@@ -11,6 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from evotrainer.policy.genome import PolicyGenome
 from evotrainer.report.data import RunData
 from evotrainer.report.defences import defences_section
 from evotrainer.report.deltas import deltas_section
@@ -305,7 +306,6 @@ def _lineage(run: RunData) -> str:
     p = run.policy
     if not p:
         return '<p class="missing">No best policy yet (no validation has finished).</p>'
-    from evotrainer.policy.genome import PolicyGenome
 
     ancestors = p.get("ancestors") or []
     rows = []

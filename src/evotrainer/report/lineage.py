@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evotrainer.errors import CheckpointError
 from evotrainer.report.data import RunData
 from evotrainer.report.figure import STYLE
 from evotrainer.run import events as ev
+from evotrainer.run.checkpoint import load_latest
 
 if TYPE_CHECKING:  # matplotlib is imported lazily, where a figure is drawn
     from matplotlib.axes import Axes
@@ -67,9 +69,6 @@ class Lineage:
 
 def _policies(run: RunData) -> dict[str, dict[str, Any]]:
     """id -> policy JSON (components, lineage, name): the checkpoint's, else the events'."""
-    from evotrainer.errors import CheckpointError
-    from evotrainer.run.checkpoint import load_latest
-
     out: dict[str, dict[str, Any]] = {}
     if (run.path / "checkpoints").is_dir():
         try:
@@ -189,9 +188,11 @@ def _colors(tree: Lineage) -> dict[str, str]:
 
 
 def draw_lineage(tree: Lineage, path: Path) -> Path:
+    # lazy: start-up time (matplotlib)
     import matplotlib
 
     matplotlib.use("Agg", force=True)
+    # lazy: start-up time (pyplot, once the backend is chosen)
     import matplotlib.pyplot as plt
 
     pos = _layout(tree)
@@ -296,6 +297,7 @@ def _draw_nodes(
 
 
 def _draw_legend(ax: Axes, colors: dict[str, str], height: float) -> None:
+    # lazy: start-up time (matplotlib)
     from matplotlib.lines import Line2D
 
     handles = [Line2D([], [], color=c, lw=2, label=op) for op, c in colors.items()]

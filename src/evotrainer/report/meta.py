@@ -8,9 +8,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evotrainer.config import OBJECTIVES
+from evotrainer.config import OBJECTIVES, MetaConfig
+from evotrainer.evaluation.objectives import MetaObjective
+from evotrainer.evaluation.pareto import non_dominated
 from evotrainer.report.data import RunData
 from evotrainer.report.figure import _figure
+from evotrainer.review.agreement import agreement
+from evotrainer.review.bradley_terry import policy_scores
+from evotrainer.review.human_model import fit_human_model
+from evotrainer.review.pairs import ReviewSource
+from evotrainer.run.checkpoint import load_latest
+from evotrainer.run.ratings import RatingStore
 
 MAX_COMMENTS = 8
 
@@ -26,22 +34,16 @@ def front_data(run: RunData) -> dict[str, Any] | None:
         except (OSError, ValueError, RecursionError):
             return None
     try:
-        from evotrainer.config import MetaConfig
-        from evotrainer.run.checkpoint import load_latest
-
         state, _p, _w = load_latest(run.path)
         entries = (state.get("outer") or {}).get("archive") or []
         meta_cfg = MetaConfig.model_validate(run.config.get("meta") or {})
     except Exception:  # noqa: BLE001 - no checkpoint or an old config: nothing to draw
         return None
-    from evotrainer.evaluation.objectives import MetaObjective
 
     obj = MetaObjective(meta_cfg.model_copy(update={"selection": "weighted"}))
     vectors = [e.get("objectives") or {"quality": e.get("s_val") or 0.0} for e in entries]
     axes = obj.axes(vectors) if vectors else ["quality"]
     try:
-        from evotrainer.evaluation.pareto import non_dominated
-
         members: list[int] | None = non_dominated([[v[k] for k in axes] for v in vectors])
     except Exception:  # noqa: BLE001 - pymoo missing
         members = None
@@ -68,6 +70,7 @@ def front_plot(run: RunData, out: Path) -> Path | None:
     doc = front_data(run)
     if not doc or not doc.get("entries"):
         return None
+    # lazy: start-up time (matplotlib)
     from matplotlib.ticker import MaxNLocator
 
     entries = doc["entries"]
@@ -153,8 +156,6 @@ def front_section(run: RunData, plot: Path | None, img: Any, table: Any, esc: An
 
 
 def human_section(run: RunData, table: Any, esc: Any) -> str:
-    from evotrainer.run.ratings import RatingStore
-
     try:
         ratings = RatingStore(run.path).all()
     except Exception as exc:  # noqa: BLE001 - a damaged ratings file must not break the report
@@ -165,10 +166,6 @@ def human_section(run: RunData, table: Any, esc: Any) -> str:
             "page where people compare two policies' minutes blind; a running or resumed run "
             "uses the ratings at its next outer step.</p>"
         )
-    from evotrainer.review.agreement import agreement
-    from evotrainer.review.bradley_terry import policy_scores
-    from evotrainer.review.human_model import fit_human_model
-    from evotrainer.review.pairs import ReviewSource
 
     prior = float((run.config.get("meta") or {}).get("human_prior", 1.0))
     weights = (run.config.get("outer") or {}).get("s_val_weights") or {}

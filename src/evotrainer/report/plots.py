@@ -12,7 +12,7 @@ from typing import Any
 from evotrainer.report.data import RunData, SValPoint
 from evotrainer.report.deltas import deltas_plot
 from evotrainer.report.distillation import loss_plot
-from evotrainer.report.figure import COLORS, STYLE, _figure  # noqa: F401 - STYLE: the sections' style
+from evotrainer.report.figure import COLORS, _figure
 from evotrainer.report.lineage import lineage_plot
 from evotrainer.report.meta import front_plot
 from evotrainer.report.progress import calls_plot

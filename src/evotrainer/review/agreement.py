@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evotrainer.evaluation.validation import combine_s_val
 from evotrainer.review.human_model import RowsOf, features, usable
 from evotrainer.run.ratings import Rating
+from evotrainer.tasks.base import combine_s_val
 
 
 def agreement(

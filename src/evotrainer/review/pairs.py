@@ -26,8 +26,12 @@ from typing import Any
 
 from evotrainer.config import config_from_dict, load_yaml
 from evotrainer.errors import CheckpointError, EvoTrainerError
+from evotrainer.evaluation.fitness import input_text
 from evotrainer.evaluation.objectives import MetaObjective
+from evotrainer.run.checkpoint import load_latest
 from evotrainer.run.ratings import Rating
+from evotrainer.run.validation_set import resolve_validation
+from evotrainer.tasks.registry import build_task
 
 MAX_POLICIES = 6
 EXCERPT_CHARS = 6000
@@ -68,7 +72,6 @@ class ReviewSource:
         stamp = tuple(f.stat().st_mtime_ns if f.exists() else 0 for f in files)
         if stamp == self._stamp:
             return
-        from evotrainer.run.checkpoint import load_latest
 
         try:
             state, _path, _warnings = load_latest(self.path)
@@ -146,10 +149,6 @@ class ReviewSource:
         return text[:EXCERPT_CHARS] + f"\n[... {len(text) - EXCERPT_CHARS} more characters]"
 
     def _load_transcripts(self) -> dict[str, str]:
-        from evotrainer.evaluation.fitness import input_text
-        from evotrainer.run.validation_set import resolve_validation
-        from evotrainer.tasks.registry import build_task
-
         try:
             task = build_task(self.cfg.task)
             vset = resolve_validation(

@@ -44,8 +44,10 @@ def make_server(
     """(waitress server, its address, the access token); ``server.run()`` serves until
     ``server.close()``. Port 0 picks a free port."""
     try:
+        # lazy: optional dependency (extra review: waitress, flask)
         from waitress import create_server
 
+        # lazy: optional dependency (review/app.py imports flask)
         from evotrainer.review.app import create_app
     except ImportError:
         raise ConfigError(f"evotrainer review needs Flask and waitress: {REVIEW_HINT}") from None

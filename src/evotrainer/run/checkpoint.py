@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from evotrainer.errors import CheckpointError, RunDirectoryError
+from evotrainer.plain import check_shape
 
 KEEP = 3
 # where the growing parts of the state are: maps that only gain keys, and lists that only
@@ -366,8 +367,6 @@ def load_state_into(target: Any, state: dict[str, Any], path: Path) -> None:
     """``target.load_state_dict(state)``, turning a state this version cannot read (a crafted or
     foreign checkpoint that passes its checksum) into a CheckpointError that names the file.
     The state must first have the shape of the one ``target`` writes (evotrainer/plain.py)."""
-    from evotrainer.plain import check_shape
-
     try:
         check_shape(json.loads(json.dumps(target.state_dict())), state)
         target.load_state_dict(state)

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from evotrainer.config_base import DEFAULT_TASK
+from evotrainer.config.base import DEFAULT_TASK
 from evotrainer.evaluation.paired import difference_text
 from evotrainer.run import events as ev
 from evotrainer.run.estimate import format_duration

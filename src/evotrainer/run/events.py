@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from evotrainer.run.checkpoint import open_appendable, strict_json
+
 
 @dataclass(frozen=True)
 class Event:
@@ -89,8 +91,6 @@ class JsonlLog:
     null (strict JSON)."""
 
     def __init__(self, path: Path) -> None:
-        from evotrainer.run.checkpoint import open_appendable
-
         self.path = path
         fd = open_appendable(path)
         self._fh = os.fdopen(fd, "a", encoding="utf-8")
@@ -122,8 +122,6 @@ class JsonStdout:
 
 
 def _line(event: Event) -> str:
-    from evotrainer.run.checkpoint import strict_json
-
     doc = json.loads(json.dumps(event.to_json(), default=_default))
     return json.dumps(strict_json(doc), allow_nan=False)
 

@@ -3,7 +3,8 @@
 ``RUN_DIR/.lock`` is locked with ``fcntl.flock`` (exclusive, non-blocking) while a process runs
 or resumes the run, and holds that process's pid. The operating system releases the lock when
 the process ends, however it ends (kill -9 included), so a stale lock never blocks a resume.
-On systems without fcntl (Windows) no lock is taken.
+On systems without fcntl (Windows) no lock is taken. The benchmarks lock their cells with it
+too (``RunLock(work / "locks", f"{cell}.lock")``: one process per cell).
 """
 
 from __future__ import annotations
@@ -21,9 +22,13 @@ except ImportError:  # pragma: no cover - Windows
 LOCK_NAME = ".lock"
 
 
+class LockHeld(RunDirectoryError):
+    """Another process holds the lock."""
+
+
 class RunLock:
-    def __init__(self, run_dir: Path) -> None:
-        self.path = run_dir / LOCK_NAME
+    def __init__(self, run_dir: Path, name: str = LOCK_NAME) -> None:
+        self.path = run_dir / name
         self._fd: int | None = None
 
     def acquire(self) -> None:
@@ -39,7 +44,7 @@ class RunLock:
         except OSError:
             holder = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
             os.close(fd)
-            raise RunDirectoryError(
+            raise LockHeld(
                 f"{self.path.parent} is in use by another process (pid {holder}): two processes "
                 "must not write one run. Wait for it to end, or stop it first."
             ) from None
@@ -52,6 +57,25 @@ class RunLock:
         a model); the lock itself is taken later, by ``acquire``."""
         self.acquire()
         self.release()
+
+    def in_use(self) -> bool:
+        """Whether some process (this one included, through another ``RunLock``) holds the lock
+        now. Reads only: no lock file, no lock."""
+        if fcntl is None:
+            return False
+        try:
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        else:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return False
+        finally:
+            os.close(fd)
 
     def release(self) -> None:
         if self._fd is None:

@@ -24,15 +24,20 @@ A tracker that raises is detached by ``events.notify`` (a warning; the run goes 
 
 from __future__ import annotations
 
+import importlib
 import json
 import shutil
+import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from evotrainer.config import TrackingConfig
 from evotrainer.errors import ConfigError, MissingExtraError
 from evotrainer.run import events as ev
+from evotrainer.run.checkpoint import atomic_write
 
 EXTRAS = {
     "mlflow": ("mlflow", "mlflow", "mlflow-skinny"),
@@ -46,8 +51,6 @@ MAX_PARAM = 500  # characters of one MLflow param value
 
 def require(kind: str) -> None:
     """Import the extra of ``kind``; MissingExtraError naming the install command if absent."""
-    import importlib
-
     module, extra, package = EXTRAS[kind]
     try:
         importlib.import_module(module)
@@ -121,8 +124,6 @@ class Tracker:
     # -- opening ---------------------------------------------------------------------------
     def open(self, run_dir: Path | None, config: Mapping[str, Any], resuming: bool) -> None:
         """Start (or, resuming, continue) the tracked run and log the config."""
-        import yaml
-
         self.run_dir = run_dir
         self.report = bool(config.get("report", True))
         if self.start(run_dir, resuming):
@@ -221,6 +222,7 @@ class MlflowTracker(Tracker):
         self.run_id: str | None = None
 
     def start(self, run_dir: Path | None, resuming: bool) -> bool:
+        # lazy: optional dependency (extra mlflow)
         from mlflow.tracking import MlflowClient
 
         self.client = MlflowClient(tracking_uri=self.cfg.uri) if self.cfg.uri else MlflowClient()
@@ -240,6 +242,7 @@ class MlflowTracker(Tracker):
         return True
 
     def scalars(self, values: Mapping[str, float], step: int) -> None:
+        # lazy: optional dependency (extra mlflow)
         from mlflow.entities import Metric
 
         now = _millis()
@@ -250,6 +253,7 @@ class MlflowTracker(Tracker):
         self.client.log_text(self.run_id, text, f"{name}.txt")
 
     def params(self, params: Mapping[str, str]) -> None:
+        # lazy: optional dependency (extra mlflow)
         from mlflow.entities import Param
 
         items = [Param(k, v) for k, v in params.items()]
@@ -292,6 +296,7 @@ class TensorBoardTracker(Tracker):
 
     def _writer(self) -> Any:
         if self.writer is None:
+            # lazy: optional dependency (extra tensorboard)
             from tensorboardX import SummaryWriter
 
             if self.path is None:
@@ -362,8 +367,6 @@ def attach(
 
 
 def _millis() -> int:
-    import time
-
     return int(time.time() * 1000)
 
 
@@ -380,6 +383,5 @@ def _read_state(run_dir: Path | None) -> dict[str, Any]:
 def _write_state(run_dir: Path | None, data: Mapping[str, Any]) -> None:
     if run_dir is None:
         return
-    from evotrainer.run.checkpoint import atomic_write
 
     atomic_write(run_dir / STATE_FILE, json.dumps(dict(data)) + "\n", root=run_dir)

@@ -21,9 +21,11 @@ from typing import Any, TypeVar
 
 from evotrainer.config import ValidationConfig
 from evotrainer.errors import CheckpointError, ConfigError, DataError
+from evotrainer.evaluation.fitness import input_text
 from evotrainer.notices import announce
 from evotrainer.tasks.base import Task, reference_free_keys
-from evotrainer.tasks.registry import task_words
+from evotrainer.tasks.registry import task_default, task_words
+from evotrainer.tasks.tabular import is_data, load_data
 from evotrainer.types import Instance
 
 T = TypeVar("T")
@@ -123,8 +125,6 @@ def _resolve(
     given: list[Instance] | None = None,
     columns: Mapping[str, str] | None = None,
 ) -> ValidationSet:
-    from evotrainer.tasks.tabular import is_data, load_data
-
     if given is not None:
         return ValidationSet(given, "given by caller", False, f"{len(given)} instances given")
     path = Path(cfg.data) if cfg.data else None
@@ -164,8 +164,6 @@ def _resolve(
 
 
 def _default_data(task: Task) -> str | None:
-    from evotrainer.tasks.registry import task_default
-
     return task_default(task.name, "validation", "data")
 
 
@@ -181,8 +179,6 @@ def usable_keys(task: Task, instance: Instance) -> set[str]:
 def check_references(task: Task, instances: Sequence[Instance], source: str) -> list[str]:
     """Refuse data with no meetings or with no reference any metric can use; return warnings
     about meetings without a usable reference or with an empty input."""
-    from evotrainer.evaluation.fitness import input_text
-
     if not instances:
         raise DataError(f"{source}: holds no meetings: there would be nothing to validate on")
     unusable = [i.id for i in instances if not usable_keys(task, i)]

@@ -37,6 +37,7 @@ from evotrainer.harness.genome import HarnessGenome
 from evotrainer.policy.decoding import DecodingGenes
 from evotrainer.policy.genome import PolicyGenome, checked_components
 from evotrainer.policy.postprocess import LoopCut
+from evotrainer.run.checkpoint import load_latest
 from evotrainer.run.ratings import Rating, read_ratings
 from evotrainer.types import Lineage
 
@@ -111,7 +112,6 @@ def _raw_entries(run_dir: Path) -> tuple[Any, str, bool]:
     archive_file = run_dir / "archive.json"
     if archive_file.is_file():
         return json.loads(archive_file.read_text(encoding="utf-8")), "archive.json", False
-    from evotrainer.run.checkpoint import load_latest
 
     state, path, _warnings = load_latest(run_dir)
     outer = state.get("outer")

@@ -246,6 +246,19 @@ class LoadsTrainingData(Protocol):
     def load_training(self, path: str | Path, held_out: Collection[str]) -> list[Instance]: ...
 
 
+@runtime_checkable
+class WritesInstances(Protocol):
+    """An optional capability: ``evotrainer generate --task NAME`` writes what the task's
+    generator made (``generator().sample``) to a file in the task's own data format, one its
+    ``load`` reads back with the ground truth (the meeting task: meetings JSONL; the code gym:
+    problems JSONL with their tests). ``write_instances(path, instances)`` creates missing
+    parent folders, lets an OSError propagate (the command names the file) and returns a note
+    on what it wrote for the command's closing line ("mean 412 words"), or "". A task without
+    it is refused by name."""
+
+    def write_instances(self, path: Path, instances: Sequence[Instance]) -> str: ...
+
+
 def parse_rollout(task: Task, instance: Instance, rollout: Rollout) -> Any:
     """The ``parsed`` argument the reward components and the metric get for a rollout: None for
     a failed one, ``parse_episode`` for a task that judges whole episodes, else

@@ -22,6 +22,7 @@ allows it.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -30,7 +31,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from evotrainer.config_base import TaskConfig
+from evotrainer.config.base import TaskConfig
 from evotrainer.errors import ConfigError
 
 # what a plug-in builds: a Task (tasks/base.py, a layer above this registry: config validates
@@ -180,8 +181,6 @@ def _imported(name: str) -> TaskPlugin:
 
 
 def _module_from_file(path: Path) -> Any:
-    import importlib.util
-
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {path}")
     module_name = f"evotrainer_task_{path.stem}"

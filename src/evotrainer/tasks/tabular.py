@@ -50,6 +50,7 @@ def is_data(path: str | Path) -> bool:
 
 def _pyarrow() -> Any:
     try:
+        # lazy: optional dependency (extra hf)
         import pyarrow
         import pyarrow.parquet  # noqa: F401
     except ImportError as exc:

@@ -1,7 +1,7 @@
 """Read HumanEval-format JSONL (``task_id``, ``prompt``, ``entry_point``, ``canonical_solution``,
 ``test``) into code problems: the prompt is what the agent sees, the docstring's ``>>>``
 examples become the visible tests (what a revising agent is shown), the original ``check``
-program is the hidden test. Generated problems written with ``CodeProblem.to_json`` read back
+program is the hidden test. Generated problems written with ``CodeProblem.to_json`` (``save_problems``) read back
 too. Reading never executes anything: the examples are parsed as literals."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import ast
 import doctest
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,17 @@ def load_problems(path: str | Path) -> list[Instance]:
             )
         )
     return out
+
+
+def save_problems(path: str | Path, problems: Iterable[CodeProblem]) -> Path:
+    """Write problems as JSONL (UTF-8, one ``CodeProblem.to_json`` object per line, its tests
+    with it), what ``load_problems`` reads back; creates parent folders."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with p.open("w", encoding="utf-8") as fh:
+        for problem in problems:
+            fh.write(json.dumps(problem.to_json(), ensure_ascii=False) + "\n")
+    return p
 
 
 def _bucket(prompt: str) -> str:

@@ -10,6 +10,7 @@ from pydantic import Field, field_validator
 
 from evotrainer.config import TaskConfig
 from evotrainer.tasks.base import Task
+from evotrainer.tasks.code.isolation import MECHANISMS, RENAMED, UNSAFE
 from evotrainer.tasks.registry import TaskPlugin, TaskWords
 
 DEFAULT_VAL_DATA = "../shared/data/code/humaneval-dev.jsonl"
@@ -39,15 +40,11 @@ class CodeTaskConfig(TaskConfig):
     def executable_settings(self) -> list[str]:
         """An unsafe sandbox mode lets model-written code reach the host's files: a resume never
         takes it from a run directory's config.yaml (run/resume_settings.py)."""
-        from evotrainer.tasks.code.isolation import UNSAFE
-
         return [f"task.sandbox={self.sandbox}"] if self.sandbox in UNSAFE else []
 
     @field_validator("sandbox")
     @classmethod
     def _known_sandbox(cls, value: str) -> str:
-        from evotrainer.tasks.code.isolation import MECHANISMS, RENAMED
-
         if value in RENAMED:
             raise ValueError(
                 f"{value!r} is now called {RENAMED[value]!r} (it leaves your files within the "
@@ -81,6 +78,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 
 
 def build(cfg: CodeTaskConfig) -> Task:
+    # lazy: start-up time (a config check reads the plug-in; its task loads when built)
     from evotrainer.tasks.code.sandbox import Limits
     from evotrainer.tasks.code.task import CodeTask
 

@@ -357,6 +357,7 @@ def _ruff(code: str, rules: str) -> list[str] | None:
     """ruff's findings ("F841 local variable ... (line 3)") on ``code``; None without ruff.
     ruff only reads the text (it never runs it)."""
     try:
+        # lazy: optional dependency (extra code)
         from ruff.__main__ import find_ruff_bin
     except ImportError:
         return None

@@ -35,7 +35,9 @@ unprivileged uid (isolation.py).
 """
 
 import ast
+import collections
 import contextlib
+import enum
 import json
 import math
 import os
@@ -45,6 +47,7 @@ import signal
 import stat
 import sys
 import time
+import typing
 from _thread import get_ident as _thread_ident
 
 REPR_LIMIT = 2_000_000  # characters of one answer (the report file is size-limited too)
@@ -324,10 +327,6 @@ def _name_lookups():
     """The code of the standard library's functions that call ``sys._getframe`` only to read
     their caller's module name: ``collections.namedtuple``, ``typing``'s ``_caller`` (TypeVar,
     NewType ...) and ``enum``'s functional API. Those are allowed under the code under test."""
-    import collections
-    import enum
-    import typing
-
     found = []
     for owner, name in (
         (collections, "namedtuple"),

@@ -29,10 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from evotrainer.tasks.code.isolation import (
-    MECHANISMS,
     NOBODY,
     Isolation,
-    SandboxUnavailable,
     detect,
     open_filter,
     python,
@@ -43,7 +41,7 @@ RUNNER = (Path(__file__).with_name("runner.py")).read_text(encoding="utf-8")
 REPORT_LIMIT = 64 << 20  # bytes of a report the host reads
 MAX_LOAD_SCALE = 8.0  # wall-clock limits grow with the machine's load, up to this factor
 
-__all__ = ["MECHANISMS", "CallResult", "Execution", "Limits", "Sandbox", "SandboxUnavailable"]
+__all__ = ["CallResult", "Execution", "Limits", "Sandbox"]
 
 
 @dataclass(frozen=True)

@@ -17,20 +17,26 @@ from pathlib import Path
 
 from evotrainer.errors import BudgetExceeded, ConfigError, EvoTrainerError
 from evotrainer.llm.base import LLMClient, SamplingParams
+from evotrainer.operators.base import FeedbackEdit
 from evotrainer.operators.vocabulary import InstructionVocabulary
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.tasks.base import (
     BaseTask,
-    FeedbackEdit,
     HarnessHints,
     RewardComponent,
     TaskGenerator,
     ValidationMetric,
 )
 from evotrainer.tasks.code.execution import Runs
+from evotrainer.tasks.code.generator import CodeGenerator
+from evotrainer.tasks.code.loader import load_problems, save_problems
+from evotrainer.tasks.code.metric import HiddenTestsMetric
 from evotrainer.tasks.code.problem import CodeProblem
 from evotrainer.tasks.code.render import ParsedCode, parse_code, render_messages, revision_messages
+from evotrainer.tasks.code.rewards import component_registry
 from evotrainer.tasks.code.sandbox import Limits, Sandbox
+from evotrainer.tasks.code.seeds import seed_policies
+from evotrainer.tasks.code.style import VOCABULARY
 from evotrainer.types import Instance, Message, Trajectory, Turn
 
 # visible_tests stands for the hidden tests: saturated in training while the hidden tests'
@@ -95,8 +101,6 @@ class CodeTask(BaseTask):
         return f"CodeTask(turns={self.turns}, sandbox={self.sandbox.isolation.describe()!r})"
 
     def generator(self) -> TaskGenerator:
-        from evotrainer.tasks.code.generator import CodeGenerator
-
         return CodeGenerator()
 
     def render(self, instructions: str, instance: Instance) -> tuple[list[Message], bool]:
@@ -149,24 +153,22 @@ class CodeTask(BaseTask):
 
     def reward_components(self) -> dict[str, RewardComponent]:
         if self._components is None:
-            from evotrainer.tasks.code.rewards import component_registry
-
             self._components = component_registry(self.runs)
         return dict(self._components)
 
     def validation_metric(self) -> ValidationMetric:
-        from evotrainer.tasks.code.metric import HiddenTestsMetric
-
         return HiddenTestsMetric(self.runs)
 
     def load(self, path: str | Path) -> list[Instance]:
-        from evotrainer.tasks.code.loader import load_problems
-
         return load_problems(path)
 
-    def seed_policies(self) -> list[PolicyGenome]:
-        from evotrainer.tasks.code.seeds import seed_policies
+    def write_instances(self, path: Path, instances: Sequence[Instance]) -> str:
+        """Generated problems as problems JSONL with their tests, what ``load`` reads
+        (``tasks.base.WritesInstances``: ``evotrainer generate --task code``)."""
+        save_problems(path, [i.payload for i in instances])
+        return ""
 
+    def seed_policies(self) -> list[PolicyGenome]:
         return seed_policies()
 
     # -- the structural search space -------------------------------------------------------
@@ -178,8 +180,6 @@ class CodeTask(BaseTask):
 
     # -- what the engine's generic parts need to know about code -----------------------------
     def vocabulary(self) -> InstructionVocabulary:
-        from evotrainer.tasks.code.style import VOCABULARY
-
         return VOCABULARY
 
     def harness_hints(self) -> HarnessHints:

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 
 from evotrainer.llm.base import SamplingParams
 from evotrainer.llm.fakes import FunctionLLM
+from evotrainer.tasks.dialogue.llm_user import SAY
 from evotrainer.tasks.dialogue.ontology import (
     ENTITY_KEY,
     SLOT_NAMES,
@@ -185,8 +186,6 @@ def inventing_clerk() -> FunctionLLM:
 
 
 def _customer_answer(messages: Sequence[Message], params: SamplingParams) -> str:
-    from evotrainer.tasks.dialogue.llm_user import SAY
-
     content = messages[-1].content if messages else ""
     _, sep, rest = content.partition(SAY)
     if not sep:

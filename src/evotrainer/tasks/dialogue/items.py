@@ -18,6 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from evotrainer.tasks.dialogue import nlg
 from evotrainer.tasks.dialogue.conversation import View, row_view
 from evotrainer.tasks.dialogue.database import Database, Row, satisfies
 from evotrainer.tasks.dialogue.episode import Episode, grounded_share
@@ -34,6 +35,7 @@ from evotrainer.tasks.dialogue.ontology import (
     row_entity,
     words,
 )
+from evotrainer.tasks.dialogue.personas import PERSONAS
 from evotrainer.tasks.dialogue.render import CLERK, CUSTOMER
 
 ITEM_DOMAINS = ("restaurant", "hotel", "attraction", "train")
@@ -260,9 +262,6 @@ def _focus(domain: str, texts: Sequence[str], db: Database) -> str:
 def synthetic_items(db: Database, n: int, rng: random.Random) -> list[ReplyItem]:
     """``n`` items of the same shape made from the database: the customer asked for a place,
     the clerk named one, the customer asks for 1-3 of its details."""
-    from evotrainer.tasks.dialogue import nlg
-    from evotrainer.tasks.dialogue.personas import PERSONAS
-
     out = []
     cooperative = PERSONAS["cooperative"]
     domains = [d for d in ITEM_DOMAINS if db.rows.get(d)]

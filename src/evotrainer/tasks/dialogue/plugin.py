@@ -13,6 +13,8 @@ from pydantic import Field
 from evotrainer.config import TaskConfig
 from evotrainer.errors import DataError
 from evotrainer.tasks.base import Task
+from evotrainer.tasks.dialogue.database import load_database
+from evotrainer.tasks.dialogue.invented_db import invented_database
 from evotrainer.tasks.registry import TaskPlugin, TaskWords
 
 log = logging.getLogger(__name__)
@@ -76,9 +78,6 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 def database(path: str):
     """The databases at ``path``; the invented one where the default folder is absent (a
     notice says so); DataError for a folder named that is not there."""
-    from evotrainer.tasks.dialogue.database import load_database
-    from evotrainer.tasks.dialogue.invented_db import invented_database
-
     if Path(path).is_dir():
         return load_database(path)
     if path != DEFAULT_DB:
@@ -96,6 +95,7 @@ def database(path: str):
 
 
 def build(cfg: DialogueTaskConfig) -> Task:
+    # lazy: start-up time (a config check reads the plug-in; its task loads when built)
     from evotrainer.tasks.dialogue.task import DialogueTask
 
     return DialogueTask(

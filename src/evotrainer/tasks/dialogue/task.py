@@ -22,11 +22,11 @@ from pathlib import Path
 
 from evotrainer.errors import BudgetExceeded, ConfigError, EvoTrainerError
 from evotrainer.llm.base import LLMClient, SamplingParams
+from evotrainer.operators.base import FeedbackEdit
 from evotrainer.operators.vocabulary import InstructionVocabulary
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.tasks.base import (
     BaseTask,
-    FeedbackEdit,
     HarnessHints,
     RewardComponent,
     TaskGenerator,
@@ -36,11 +36,23 @@ from evotrainer.tasks.base import (
 from evotrainer.tasks.dialogue.conversation import Conversation, DialogueGoal
 from evotrainer.tasks.dialogue.database import Database
 from evotrainer.tasks.dialogue.episode import Episode
+from evotrainer.tasks.dialogue.generator import DialogueGenerator
 from evotrainer.tasks.dialogue.items import ReplyItem, synthetic_items
 from evotrainer.tasks.dialogue.llm_user import LLMUser
+from evotrainer.tasks.dialogue.loader import (
+    dialogue_of,
+    is_items_file,
+    item_instance,
+    load_goals,
+    load_items,
+    read_items,
+)
+from evotrainer.tasks.dialogue.metric import DialogueMetric
 from evotrainer.tasks.dialogue.personas import PATIENCE
 from evotrainer.tasks.dialogue.render import CLERK, CUSTOMER, clerk_messages, clerk_reply
+from evotrainer.tasks.dialogue.rewards import component_registry
 from evotrainer.tasks.dialogue.scoring import Episodes
+from evotrainer.tasks.dialogue.style import EDITS, TEMPLATES, VOCABULARY, seed_policies
 from evotrainer.types import GeneSpec, Instance, Message, Rollout, Trajectory, Turn
 
 HINTS = HarnessHints(
@@ -96,8 +108,6 @@ class DialogueTask(BaseTask):
         return [PATIENCE]
 
     def generator(self) -> TaskGenerator:
-        from evotrainer.tasks.dialogue.generator import DialogueGenerator
-
         return DialogueGenerator(self.db, follow_mix=self.persona_mix == "harness")
 
     # -- the environment -----------------------------------------------------------------
@@ -176,26 +186,15 @@ class DialogueTask(BaseTask):
         return self.episodes.from_replies(instance, outputs)
 
     def reward_components(self) -> dict[str, RewardComponent]:
-        from evotrainer.tasks.dialogue.rewards import component_registry
-
         return component_registry(self.episodes)
 
     def validation_metric(self) -> ValidationMetric:
-        from evotrainer.tasks.dialogue.metric import DialogueMetric
-
         return DialogueMetric(self.episodes)
 
     # -- data ----------------------------------------------------------------------------
     def load(self, path: str | Path) -> list[Instance]:
         """The validation view of a MultiWOZ file: its items, or (``validate_on="goals"``) its
         goals with a cooperative customer."""
-        from evotrainer.tasks.dialogue.loader import (
-            is_items_file,
-            load_goals,
-            load_items,
-            read_items,
-        )
-
         if is_items_file(path):
             return read_items(path)
         if self.validate_on == "goals":
@@ -205,43 +204,26 @@ class DialogueTask(BaseTask):
     def load_training(self, path: str | Path, held_out: Collection[str]) -> list[Instance]:
         """A MultiWOZ file's goals as real customers (personas mixed), none from a dialogue
         that a held-out validation instance comes from; an items file's items."""
-        from evotrainer.tasks.dialogue.loader import (
-            dialogue_of,
-            is_items_file,
-            load_goals,
-            read_items,
-        )
-
         if is_items_file(path):  # a file of items trains on its items (the labels themselves)
             return read_items(path)
         return load_goals(path, self.db, "mixed", {dialogue_of(i) for i in held_out})
 
     def synthetic_validation(self, n: int, seed: int) -> list[Instance]:
         """``n`` held-out items made from the database (seed stream training never uses)."""
-        from evotrainer.tasks.dialogue.loader import item_instance
-
         rng = random.Random(f"validation-{seed}")
         return [item_instance(i, "synthetic") for i in synthetic_items(self.db, n, rng)]
 
     def seed_policies(self) -> list[PolicyGenome]:
-        from evotrainer.tasks.dialogue.style import seed_policies
-
         return seed_policies()
 
     # -- the structural search space and the domain's words -----------------------------------
     def output_templates(self) -> Sequence[str]:
-        from evotrainer.tasks.dialogue.style import TEMPLATES
-
         return TEMPLATES
 
     def feedback_edits(self) -> Mapping[str, Sequence[FeedbackEdit]]:
-        from evotrainer.tasks.dialogue.style import EDITS
-
         return EDITS
 
     def vocabulary(self) -> InstructionVocabulary:
-        from evotrainer.tasks.dialogue.style import VOCABULARY
-
         return VOCABULARY
 
     def harness_hints(self) -> HarnessHints:

@@ -37,18 +37,11 @@ from pathlib import Path
 from typing import Any
 
 from evotrainer.errors import DataError
-from evotrainer.tasks.meetings.generator import length_bucket, meeting_instance
+from evotrainer.tasks.meetings.generator import meeting_instance
 from evotrainer.tasks.meetings.schema import ActionItem, Meeting, Topic, Turn
 from evotrainer.types import Instance
 
-__all__ = [
-    "load_meetings",
-    "load_instances",
-    "save_meetings",
-    "parse_meeting_record",
-    "length_bucket",
-    "meeting_instance",
-]
+__all__ = ["load_meetings", "load_instances", "save_meetings", "parse_meeting_record"]
 
 _NA = re.compile(r"^\W*n/?a\W*$", re.IGNORECASE)
 

@@ -44,15 +44,12 @@ from typing import Any
 
 from evotrainer.policy.repetition import MIN_CONTENT_WORDS, distinct_ngrams, readability, words
 from evotrainer.tasks.base import combine_s_val
-from evotrainer.tasks.meetings.parser import Minutes, parse_minutes, strip_markdown
-from evotrainer.tasks.meetings.rewards import (
-    content_stems,
-    has_word,
-    match_action_items,
-    meeting_aliases,
-    reference_action_items,
-)
+from evotrainer.tasks.meetings.lines import strip_markdown
+from evotrainer.tasks.meetings.matching import match_action_items, reference_action_items
+from evotrainer.tasks.meetings.parser import Minutes, parse_minutes
+from evotrainer.tasks.meetings.rewards import meeting_aliases
 from evotrainer.tasks.meetings.schema import Meeting
+from evotrainer.tasks.meetings.words import content_stems, has_word
 from evotrainer.types import Instance
 
 # one implementation of s_val for the engine and the task: the engine's
@@ -97,6 +94,7 @@ def _rouge() -> Any:
     if _scorer is None:
         with _scorer_lock:
             if _scorer is None:
+                # lazy: start-up time (rouge_score loads nltk, about 1.5 s)
                 from rouge_score import rouge_scorer
 
                 _scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=True)

@@ -53,7 +53,7 @@ from evotrainer.tasks.meetings.lines import (
     strip_markdown,
 )
 
-__all__ = ["Minutes", "ParsedActionItem", "parse_minutes", "parse_action_item", "strip_markdown"]
+__all__ = ["Minutes", "ParsedActionItem", "parse_minutes", "parse_action_item"]
 
 
 @dataclass(frozen=True)

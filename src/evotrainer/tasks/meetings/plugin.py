@@ -71,6 +71,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 
 
 def build(cfg: MeetingTaskConfig) -> Task:
+    # lazy: start-up time (a config check reads the plug-in; its task loads when built)
     from evotrainer.tasks.meetings.task import MeetingTask
 
     return MeetingTask(

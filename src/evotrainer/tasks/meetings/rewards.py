@@ -79,18 +79,14 @@ from evotrainer.tasks.meetings.facts import (
 from evotrainer.tasks.meetings.matching import (
     match_action_items,
     owner_canon,
-    owner_match,
     reference_action_items,
-    task_similarity,
 )
 from evotrainer.tasks.meetings.schema import Meeting
 from evotrainer.tasks.meetings.words import (
-    GENERIC_TASK_WORDS,
     GROUP_OWNERS,
     MINUTES_VOCAB,
     STOPWORDS,
     WORD_LISTS,
-    content_stems,
     has_word,
     norm_number,
     stem,
@@ -108,20 +104,7 @@ __all__ = [
     "Faithfulness",
     "Privacy",
     "component_registry",
-    "stem",
-    "content_stems",
-    "has_word",
-    "owner_match",
-    "task_similarity",
-    "reference_action_items",
-    "match_action_items",
     "meeting_aliases",
-    # the words of minutes (words.py), read from here too
-    "GENERIC_TASK_WORDS",
-    "GROUP_OWNERS",
-    "MINUTES_VOCAB",
-    "STOPWORDS",
-    "tokens",
 ]
 
 

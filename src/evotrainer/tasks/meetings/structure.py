@@ -4,7 +4,7 @@ human references, and rule-based edits for low reward components (what the ``tem
 
 from __future__ import annotations
 
-from evotrainer.tasks.base import FeedbackEdit
+from evotrainer.operators.base import FeedbackEdit
 from evotrainer.tasks.meetings.schema import Meeting
 
 # One section per block; "<...>" marks what the agent fills in.

@@ -13,11 +13,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from evotrainer.errors import ConfigError
+from evotrainer.operators.base import FeedbackEdit
 from evotrainer.operators.vocabulary import InstructionVocabulary
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.tasks.base import (
     BaseTask,
-    FeedbackEdit,
     HarnessHints,
     OutputFeatures,
     RewardComponent,
@@ -25,12 +25,16 @@ from evotrainer.tasks.base import (
     ValidationMetric,
 )
 from evotrainer.tasks.meetings.features import MINUTES_FEATURES, human_reference_pool
-from evotrainer.tasks.meetings.loader import load_instances
-from evotrainer.tasks.meetings.metrics import EMPTY_REFERENCE_ITEMS, MinutesMetric
+from evotrainer.tasks.meetings.generator import MeetingGenerator, meeting_instance
+from evotrainer.tasks.meetings.loader import load_instances, save_meetings
+from evotrainer.tasks.meetings.metrics import EMPTY_REFERENCE_ITEMS, MinutesMetric, reference_text
 from evotrainer.tasks.meetings.parser import Minutes, parse_minutes
 from evotrainer.tasks.meetings.render import TRUNCATION_POLICIES, render_messages
 from evotrainer.tasks.meetings.rewards import component_registry
 from evotrainer.tasks.meetings.schema import Meeting, Turn
+from evotrainer.tasks.meetings.seeds import seed_policies
+from evotrainer.tasks.meetings.structure import EDITS, TEMPLATES, reference_minutes
+from evotrainer.tasks.meetings.style import VOCABULARY
 from evotrainer.tasks.probes import make_canary
 from evotrainer.types import Instance, Message
 
@@ -95,8 +99,6 @@ class MeetingTask(BaseTask):
         )
 
     def generator(self) -> TaskGenerator:
-        from evotrainer.tasks.meetings.generator import MeetingGenerator
-
         return MeetingGenerator(hostile_share=self.hostile_share)
 
     def render(self, instructions: str, instance: Instance) -> tuple[list[Message], bool]:
@@ -117,32 +119,31 @@ class MeetingTask(BaseTask):
     def load(self, path: str | Path) -> list[Instance]:
         return load_instances(path)
 
-    def seed_policies(self) -> list[PolicyGenome]:
-        from evotrainer.tasks.meetings.seeds import seed_policies
+    def write_instances(self, path: Path, instances: Sequence[Instance]) -> str:
+        """Generated meetings as meetings JSONL with their ground truth, what ``load`` reads
+        (``tasks.base.WritesInstances``: ``evotrainer generate``)."""
+        save_meetings(path, [i.payload for i in instances])
+        if not instances:
+            return ""
+        words = sum(i.payload.word_count for i in instances) / len(instances)
+        return f"mean {words:.0f} words"
 
+    def seed_policies(self) -> list[PolicyGenome]:
         return seed_policies()
 
     # -- the structural search space (tasks/meetings/structure.py) ---------------------------
     def output_templates(self) -> Sequence[str]:
-        from evotrainer.tasks.meetings.structure import TEMPLATES
-
         return TEMPLATES
 
     def reference_example(self, instance: Instance) -> str | None:
-        from evotrainer.tasks.meetings.structure import reference_minutes
-
         meeting = instance.payload
         return reference_minutes(meeting) if isinstance(meeting, Meeting) else None
 
     def feedback_edits(self) -> Mapping[str, Sequence[FeedbackEdit]]:
-        from evotrainer.tasks.meetings.structure import EDITS
-
         return EDITS
 
     # -- what the engine's generic parts need to know about meetings -------------------------
     def vocabulary(self) -> InstructionVocabulary:
-        from evotrainer.tasks.meetings.style import VOCABULARY
-
         return VOCABULARY
 
     def harness_hints(self) -> HarnessHints:
@@ -154,8 +155,6 @@ class MeetingTask(BaseTask):
 
     def reference_text(self, instance: Instance) -> str:
         """The human reference the validation metric compares against (shown in the report)."""
-        from evotrainer.tasks.meetings.metrics import reference_text
-
         return reference_text(instance.payload)
 
     def unlabelled(self, instance: Instance) -> Instance:
@@ -191,8 +190,6 @@ class MeetingTask(BaseTask):
         own (tasks/probes.py): a participant asks for a random code in the minutes.
         Short (difficulty 0.1, about 350 words), so the default truncation keeps what is
         planted: a probe whose hostile content is cut out would test nothing."""
-        from evotrainer.tasks.meetings.generator import MeetingGenerator, meeting_instance
-
         rng = random.Random(f"hostile-{seed}")
         meetings = [i.payload for i in MeetingGenerator(hostile_share=1.0).sample(n, 0.1, rng)]
         canaries = random.Random(f"canary-{seed}")

@@ -1,4 +1,4 @@
-"""The run config's model sections (config.py gathers them): the agent model, the operators'
+"""The run config's model sections (config/run.py gathers them): the agent model, the operators'
 model, the response cache and the budget of calls, tokens and time."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from evotrainer.config_base import StrictModel as _Strict
+from evotrainer.config.base import StrictModel as _Strict
 
 
 class ModelConfig(_Strict):

@@ -26,58 +26,23 @@ from pydantic import (
     model_validator,
 )
 
-from evotrainer.config_base import DEFAULT_TASK, TaskConfig
-from evotrainer.config_base import StrictModel as _Strict
-from evotrainer.config_inner import COMPONENT_NAME, InnerConfig
-from evotrainer.config_llm import BudgetConfig, CacheConfig, ModelConfig, OperatorModelConfig
-from evotrainer.config_outer import (
-    CONCISENESS,
-    DEFAULT_OBJECTIVES,
-    DIVERSITY,
-    HUMAN,
-    MAX_VARIANTS,
-    OBJECTIVES,
-    QUALITY,
-    READABILITY,
-    ROBUSTNESS,
+from evotrainer.config.base import DEFAULT_TASK, TaskConfig
+from evotrainer.config.base import StrictModel as _Strict
+from evotrainer.config.inner import InnerConfig
+from evotrainer.config.llm import BudgetConfig, CacheConfig, ModelConfig, OperatorModelConfig
+from evotrainer.config.outer import (
     DefencesConfig,
     HarnessConfig,
     MetaConfig,
     OuterConfig,
     ValidationConfig,
 )
-from evotrainer.config_services import DistillConfig, RayConfig, SurrogateConfig, TrackingConfig
+from evotrainer.config.services import DistillConfig, RayConfig, SurrogateConfig, TrackingConfig
 from evotrainer.errors import ConfigError
 from evotrainer.tasks.registry import BUILTIN, allow_import, plugin_for
 
-# the sections are defined in config_llm.py, config_inner.py, config_outer.py and
-# config_services.py; every name stays importable from here
 __all__ = [
-    "CONCISENESS",
-    "DIVERSITY",
-    "HUMAN",
-    "QUALITY",
-    "READABILITY",
-    "ROBUSTNESS",
-    "MAX_VARIANTS",
     "MAX_YAML_VALUES",
-    "ModelConfig",
-    "OperatorModelConfig",
-    "CacheConfig",
-    "BudgetConfig",
-    "InnerConfig",
-    "COMPONENT_NAME",
-    "OuterConfig",
-    "HarnessConfig",
-    "ValidationConfig",
-    "DefencesConfig",
-    "OBJECTIVES",
-    "DEFAULT_OBJECTIVES",
-    "MetaConfig",
-    "SurrogateConfig",
-    "RayConfig",
-    "DistillConfig",
-    "TrackingConfig",
     "RunConfig",
     "merge_defaults",
     "load_yaml",
@@ -90,8 +55,6 @@ __all__ = [
     "resolve_paths",
     "load_config",
     "reference_markdown",
-    "DEFAULT_TASK",
-    "TaskConfig",
 ]
 
 MAX_YAML_VALUES = 100_000  # a config holds hundreds; more comes from an alias bomb
@@ -434,7 +397,7 @@ def reference_markdown() -> str:
     lines = [
         "# Configuration reference",
         "",
-        "Generated from `evotrainer/config.py` by `evotrainer config --markdown`. A YAML config",
+        "Generated from `evotrainer/config/` by `evotrainer config --markdown`. A YAML config",
         "holds any subset of these sections; `--set section.key=value` overrides one key.",
         "Unknown keys are errors. `evotrainer config` prints the full default YAML.",
         "",

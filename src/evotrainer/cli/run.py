@@ -1,4 +1,4 @@
-"""The parts of ``evotrainer run`` and ``evotrainer resume`` beyond their options (cli.py):
+"""The parts of ``evotrainer run`` and ``evotrainer resume`` beyond their options (app.py):
 the observers that show a run, the closing lines, ``--data``'s settings and the resume hint."""
 
 from __future__ import annotations
@@ -7,9 +7,14 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evotrainer.cli_common import err, out
+import typer
+from rich.markup import escape
+
+from evotrainer.cli.common import err, out
+from evotrainer.errors import TooManyErrors
 from evotrainer.evaluation.paired import difference_text
-from evotrainer.tasks.registry import task_words
+from evotrainer.run.events import JsonStdout
+from evotrainer.tasks.registry import task_default, task_words
 
 if TYPE_CHECKING:
     from evotrainer.coevolution import CoEvolution
@@ -18,8 +23,8 @@ if TYPE_CHECKING:
 
 
 def observers(as_json: bool) -> list[Any]:
+    # lazy: start-up time
     from evotrainer.run.console import ConsoleProgress
-    from evotrainer.run.events import JsonStdout
 
     return [JsonStdout()] if as_json else [ConsoleProgress(err)]
 
@@ -28,6 +33,7 @@ def conclude(co: CoEvolution, result: RunResult, as_json: bool, report: bool) ->
     s = result.summary
     if report and co.run_dir is not None:
         try:
+            # lazy: start-up time
             from evotrainer.report.build import build_report
 
             path = build_report(co.run_dir)
@@ -37,7 +43,6 @@ def conclude(co: CoEvolution, result: RunResult, as_json: bool, report: bool) ->
             pass
     if as_json:
         return
-    from rich.markup import escape
 
     out.print()
     initial = s["initial_s_val"]
@@ -75,8 +80,6 @@ def conclude(co: CoEvolution, result: RunResult, as_json: bool, report: bool) ->
 def data_values(data: str, cfg: RunConfig) -> dict[str, str]:
     """``run --data FILE``: the validation data, and the real training pool and terminal-reward
     pool where the task draws them from real data by default (``--val-data`` still wins)."""
-    from evotrainer.tasks.registry import task_default
-
     values = {"validation.data": data}
     for section, key in (("harness", "real_data"), ("defences", "terminal_data")):
         if task_default(cfg.task.name, section, key) is not None:
@@ -93,8 +96,7 @@ def s_val_text(x: float | None) -> str:
 def interrupted(run_dir: Path | None) -> None:
     """Ctrl-C: say so, and what stands (typer would end the command with a silent exit 130).
     A summary already written is marked interrupted (engine/outcome.py)."""
-    import typer
-
+    # lazy: start-up time
     from evotrainer.engine.outcome import mark_interrupted
 
     if run_dir is None:
@@ -115,8 +117,6 @@ def interrupted(run_dir: Path | None) -> None:
 
 
 def resume_hint(exc: Exception, run_dir: Path | None) -> str:
-    from evotrainer.errors import TooManyErrors
-
     if isinstance(exc, TooManyErrors) and run_dir and (run_dir / "checkpoints").is_dir():
         return f" Then `evotrainer resume {run_dir}` continues from the last checkpoint."
     return ""

@@ -1,4 +1,4 @@
-"""``evotrainer eval`` beyond its options (cli.py): reading ``--prompt``, evaluating the policies,
+"""``evotrainer eval`` beyond its options (app.py): reading ``--prompt``, evaluating the policies,
 the tables it prints and the metrics JSON it writes."""
 
 from __future__ import annotations
@@ -10,13 +10,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evotrainer.cli_common import cell, err, fail, out, overrides
+from rich.markup import escape
+
+from evotrainer.cli.common import cell, err, fail, out, overrides
 from evotrainer.errors import DataError, EvoTrainerError
+from evotrainer.policy.genome import PolicyGenome
+from evotrainer.run.checkpoint import dumps_strict
+from evotrainer.tasks.registry import build_task
+from evotrainer.tasks.tabular import load_data
 
 if TYPE_CHECKING:
     from evotrainer.config import RunConfig
     from evotrainer.evaluation.validation import Validator
-    from evotrainer.policy.genome import PolicyGenome
 
 
 def policy_text(prompt: str, seeds: dict[str, str]) -> str:
@@ -55,8 +60,6 @@ def policy_json(prompt: str) -> PolicyGenome | None:
     """The policy a ``.json`` file holds (a run's ``best_policy.json``, an archive entry's
     ``policy``: its text with its own decoding and loop-cut genes), or None when ``prompt``
     names no JSON file."""
-    from evotrainer.policy.genome import PolicyGenome
-
     if not prompt.endswith(".json") or _path_kind(prompt) != "file":
         return None
     try:
@@ -136,6 +139,7 @@ def run_eval(
     except (EvoTrainerError, OSError) as exc:
         fail(exc)
         return
+    # lazy: start-up time
     from evotrainer.evaluation import eval_report
 
     keys = ev.task.validation_metric().keys
@@ -161,18 +165,14 @@ def _evaluate(
     values: dict[str, object],
     set_: list[str] | None,
 ) -> _Evaluation:
-    from rich.markup import escape
-
+    # lazy: start-up time
     from evotrainer.config import load_config
     from evotrainer.evaluation.from_config import bind_environment, evaluator_from_config
     from evotrainer.evaluation.validation import Validator
     from evotrainer.llm.budget import Budget
     from evotrainer.llm.spec import build_backend, build_stack
-    from evotrainer.policy.genome import PolicyGenome
     from evotrainer.policy.seeds import seed_genes
     from evotrainer.run.validation_set import check_references, check_s_val_weights
-    from evotrainer.tasks.registry import build_task
-    from evotrainer.tasks.tabular import load_data
 
     cfg = load_config(None, set_ or [], values)
     if out_file is not None and out_file.is_dir():
@@ -209,6 +209,7 @@ def _evaluate(
 
 def _print_tables(ev: _Evaluation, data: Path, keys: Any, diffs: list[Any]) -> None:
     """The instances table (one policy) or the policies table, the means, and the totals."""
+    # lazy: start-up time
     from evotrainer.evaluation import eval_report
 
     results, policies, instances, trunc = ev.results, ev.policies, ev.instances, ev.trunc
@@ -255,8 +256,6 @@ def _print_tables(ev: _Evaluation, data: Path, keys: Any, diffs: list[Any]) -> N
 
 def _failures(ev: _Evaluation) -> dict[str, list[Any]]:
     """Each policy's failed answers' errors; a warning when there are any."""
-    from rich.markup import escape
-
     failed = {
         p.id: [r["error"] for r in ev.results[p.id].per_instance if r.get("error")]
         for p in ev.policies
@@ -283,8 +282,8 @@ def _write_metrics(
 ) -> None:
     """The metrics JSON of ``--out``: the first policy's at the top, every policy's under
     ``policies``."""
+    # lazy: start-up time
     from evotrainer.evaluation import eval_report
-    from evotrainer.run.checkpoint import dumps_strict
 
     docs: list[dict[str, Any]] = []
     for p in ev.policies:

@@ -1,4 +1,4 @@
-"""The run config's optional services (config.py gathers the sections): the fitness
+"""The run config's optional services (config/run.py gathers the sections): the fitness
 surrogate, Ray, distillation into a student model and experiment tracking."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from evotrainer.config_base import StrictModel as _Strict
+from evotrainer.config.base import StrictModel as _Strict
 
 
 class SurrogateConfig(_Strict):

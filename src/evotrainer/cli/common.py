@@ -1,12 +1,14 @@
-"""What the CLI's commands share (cli.py holds the typer app): the consoles, the options
+"""What the CLI's commands share (app.py holds the typer app): the consoles, the options
 several commands take, the config overrides they make and the one way they fail."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
+from rich.markup import escape
+from rich.text import Text
 
 from evotrainer.terminal import SafeConsole, printable
 
@@ -70,11 +72,9 @@ def budget_values(
     return values
 
 
-def fail(exc: Exception, hint: str = "", where: Path | None = None) -> None:
+def fail(exc: Exception, hint: str = "", where: Path | None = None) -> NoReturn:
     """Print ``exc`` as one error paragraph and exit 2; ``where``: the folder the command
     works in, named when an OSError names no file."""
-    from rich.text import Text
-
     msg = str(exc) if not isinstance(exc, OSError) else os_error(exc, where)
     text = Text("error: ", style="red") + Text(printable(msg + hint))
     err.print(text, soft_wrap=True, highlight=False)
@@ -113,6 +113,4 @@ def overrides(
 def cell(text: str) -> str:
     """Text from the data in a table: markup escaped, control characters written out (a table
     is not a string, so SafeConsole cannot do it)."""
-    from rich.markup import escape
-
     return escape(printable(text))

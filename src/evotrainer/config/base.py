@@ -1,5 +1,5 @@
 """What every config section is built on, apart from the run config that gathers them
-(config.py): the strict base model and the ``task`` section's class, ``TaskConfig``. The task
+(config/run.py): the strict base model and the ``task`` section's class, ``TaskConfig``. The task
 registry (tasks/registry.py) needs ``TaskConfig`` and the run config needs the registry (a
 task's defaults and config class), so ``TaskConfig`` lives here, below both."""
 

@@ -1,4 +1,4 @@
-"""The run config's sections of the outer loop and what it is judged by (config.py gathers
+"""The run config's sections of the outer loop and what it is judged by (config/run.py gathers
 the sections): ``outer``, ``harness``, ``validation``, ``defences`` and ``meta``."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from evotrainer.config_base import StrictModel as _Strict
+from evotrainer.config.base import StrictModel as _Strict
 
 MAX_VARIANTS = 1000  # harness variants per outer step (CMA-ES's population size)
 

@@ -1,4 +1,4 @@
-"""The run config's ``inner`` section (config.py gathers the sections): the inner GA over
+"""The run config's ``inner`` section (config/run.py gathers the sections): the inner GA over
 policies, and the rule for component names it shares with the seeds."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Literal, get_args
 
 from pydantic import Field, field_validator, model_validator
 
-from evotrainer.config_base import StrictModel as _Strict
+from evotrainer.config.base import StrictModel as _Strict
 
 TunableGene = Literal[
     "repeat_penalty", "frequency_penalty", "presence_penalty", "max_tokens", "loop_cut"

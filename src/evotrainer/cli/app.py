@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import sys
 import time
 from datetime import datetime
@@ -19,7 +20,8 @@ from typing import Annotated
 
 import typer
 
-from evotrainer.cli_common import (
+from evotrainer import EXAMPLES, __version__, example_config
+from evotrainer.cli.common import (
     BaseUrlOpt,
     MaxCallsOpt,
     MaxTokensOpt,
@@ -32,17 +34,19 @@ from evotrainer.cli_common import (
     out,
     overrides,
 )
-from evotrainer.cli_eval import run_eval
-from evotrainer.cli_run import conclude, data_values, interrupted, observers, resume_hint
-from evotrainer.errors import DataError, EvoTrainerError
+from evotrainer.cli.eval import run_eval
+from evotrainer.cli.run import conclude, data_values, interrupted, observers, resume_hint
+from evotrainer.errors import ConfigError, DataError, EvoTrainerError
+from evotrainer.review.server import serve
+from evotrainer.run.checkpoint import atomic_write
+from evotrainer.tasks.registry import allow_import, build_task, task_words
+from evotrainer.types import Message
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 
 
 def _version(value: bool) -> None:
     if value:
-        from evotrainer import __version__
-
         print(f"evotrainer {__version__}")
         raise typer.Exit()
 
@@ -98,6 +102,7 @@ def run(
     ] = None,
 ) -> None:
     """Run co-evolution (inner policy GA + outer harness evolution)."""
+    # lazy: start-up time
     from evotrainer.coevolution import CoEvolution
     from evotrainer.config import load_config
     from evotrainer.run.rundir import check_new_run_dir, remove_run
@@ -119,6 +124,7 @@ def run(
             remove_run(rd)
         check_new_run_dir(rd)  # before the model loads
         if cfg.init_from:
+            # lazy: start-up time
             from evotrainer.run.warm_start import check_source
 
             check_source(Path(cfg.init_from), cfg.task.name)
@@ -184,8 +190,8 @@ def resume(
     checkpoint starts again); with --more-generations N, a finished run too, for N more
     generations. Settings in RUN_DIR/config.yaml that would run code (Ray runtime_env, a
     module:ATTR task) are refused; endpoints and such a task must be repeated here."""
+    # lazy: start-up time
     from evotrainer.coevolution import CoEvolution
-    from evotrainer.tasks.registry import allow_import
 
     if task:
         allow_import(task)
@@ -210,6 +216,7 @@ def resume(
 @app.command()
 def report(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> None:
     """Write RUN_DIR/report/index.html (works on a run in progress too)."""
+    # lazy: start-up time
     from evotrainer.report.build import build_report
 
     try:
@@ -236,9 +243,6 @@ def review(
 ) -> None:
     """Serve a local page where people rate two policies' minutes blind, side by side; ratings
     go to RUN_DIR/ratings.sqlite and a running or resumed run uses them at its next outer step."""
-    from evotrainer.review.server import serve
-    from evotrainer.tasks.registry import allow_import
-
     if task:
         allow_import(task)
     try:
@@ -251,33 +255,51 @@ def review(
 def generate(
     out_file: Annotated[Path, typer.Option("--out", help="output JSONL")],
     difficulty: Annotated[float, typer.Option("--difficulty", min=0, max=1)] = 0.5,
-    n: Annotated[int, typer.Option("-n", min=1, help="number of meetings")] = 100,
+    n: Annotated[int, typer.Option("-n", min=1, help="number of instances")] = 100,
     seed: Annotated[int, typer.Option("--seed")] = 0,
     hostile_share: Annotated[
-        float,
-        typer.Option("--hostile-share", min=0, max=1, help="share with planted PII/injections"),
-    ] = 0.0,
+        float | None,
+        typer.Option(
+            "--hostile-share",
+            min=0,
+            max=1,
+            help="meetings: share with planted PII/injections (task.hostile_share, default 0)",
+        ),
+    ] = None,
+    task: TaskOpt = None,
 ) -> None:
-    """Write synthetic meetings (with ground truth) in the shared JSONL format."""
-    import random
+    """Write synthetic instances of the task (with their ground truth) in its own data format,
+    a JSONL file its loader reads back: meetings by default, problems with --task code."""
+    # lazy: start-up time
+    from evotrainer.config import load_config
+    from evotrainer.tasks.base import WritesInstances
 
-    from evotrainer.tasks.meetings.generator import MeetingGenerator
-    from evotrainer.tasks.meetings.loader import save_meetings
-
-    gen = MeetingGenerator(hostile_share=hostile_share)
-    instances = gen.sample(n, difficulty, random.Random(seed))
+    values: dict[str, object] = {**overrides(None, None, None, task)}
+    if hostile_share is not None:
+        values["task.hostile_share"] = hostile_share
+    try:
+        cfg = load_config(None, None, values)
+        made = build_task(cfg.task)
+        writer = made if isinstance(made, WritesInstances) else None
+        if writer is None:
+            raise ConfigError(
+                f"task {cfg.task.name!r} cannot write generated instances in its data format (it "
+                "has no write_instances: tasks/base.py, WritesInstances); meetings and code can"
+            )
+    except EvoTrainerError as exc:
+        fail(exc)
+    instances = made.generator().sample(n, difficulty, random.Random(seed))
     try:
         if out_file.is_dir():
             raise DataError(f"--out {out_file}: is a directory; give a file name (JSONL)")
-        save_meetings(out_file, [i.payload for i in instances])
+        note = writer.write_instances(out_file, instances)
     except OSError as exc:
         fail(DataError(f"--out {out_file}: cannot write it: {exc.strerror or exc}"))
     except DataError as exc:
         fail(exc)
-    words = sum(i.payload.word_count for i in instances) / len(instances)
-    out.print(
-        f"wrote {n} meetings to {out_file} (L={difficulty}, mean {words:.0f} words)", markup=False
-    )
+    what = task_words(cfg.task.name).instances
+    about = f"L={difficulty}, {note}" if note else f"L={difficulty}"
+    out.print(f"wrote {n} {what} to {out_file} ({about})", markup=False)
 
 
 @app.command("eval")
@@ -341,9 +363,6 @@ def init(
 ) -> None:
     """Write an example config to edit, with comments on where your data goes. Never through a
     symbolic link (``--force`` replaces a file, not what a link points to)."""
-    from evotrainer import EXAMPLES, example_config
-    from evotrainer.run.checkpoint import atomic_write
-
     try:
         if example not in EXAMPLES:
             raise EvoTrainerError(f"--example {example}: the examples are {', '.join(EXAMPLES)}")
@@ -376,6 +395,7 @@ def config(
     markdown: Annotated[bool, typer.Option("--markdown", help="the reference as markdown")] = False,
 ) -> None:
     """Print the default configuration (YAML), or the configuration reference."""
+    # lazy: start-up time
     from evotrainer.config import RunConfig, reference_markdown
 
     print(reference_markdown() if markdown else RunConfig().to_yaml(), end="")
@@ -390,10 +410,10 @@ def doctor(
     ] = 30.0,
 ) -> None:
     """Check the model backend: what it is, its context size, and a measured speed."""
+    # lazy: start-up time
     from evotrainer.config import load_config
     from evotrainer.llm.base import SamplingParams
     from evotrainer.llm.spec import build_backend
-    from evotrainer.types import Message
 
     try:
         values: dict[str, object] = {**overrides(model, base_url, None)}
@@ -447,7 +467,3 @@ def main() -> None:
     except KeyboardInterrupt:  # outside a command (run, resume and eval say it themselves)
         err.print("interrupted")
         sys.exit(130)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,0 +1,5 @@
+"""``python -m evotrainer.cli``: the ``evotrainer`` command."""
+
+from evotrainer.cli.app import main
+
+main()
