@@ -35,7 +35,7 @@ from evotrainer.engine import outer_step as outer
 from evotrainer.engine.adapters import check_distill
 from evotrainer.engine.checkpoint_schema import checked_checkpoint
 from evotrainer.engine.components import Note, build_components
-from evotrainer.engine.distill_step import DistillStep, distill_due_after
+from evotrainer.engine.distill_step import DistillStep, distill_due_after, weights_first_due
 from evotrainer.engine.generation import draw_batch, retune_threads, run_generation
 from evotrainer.engine.outcome import RunResult, finish
 from evotrainer.engine.resume import generations_done, reread_population, with_settings
@@ -177,6 +177,7 @@ class CoEvolution:
             raise self._stopped_at_resume  # the cap was reached re-reading the population
         if s.initial is None:
             start(c, s, warm, self.run_dir)  # says what the run will cost once its data is known
+            s.distill_due = weights_first_due(c, s)  # the references' adapter comes first
             self.checkpoint()
         else:
             emit_estimate(c, s)

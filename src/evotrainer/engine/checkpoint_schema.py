@@ -143,6 +143,7 @@ class DistillState(_Part):
     rounds: int = 0
     due: bool = False
     records: list[dict[str, Any]] = []
+    last_pairs: list[dict[str, Any]] = []
 
 
 class LearnedState(_Part):

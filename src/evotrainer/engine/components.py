@@ -31,6 +31,7 @@ from evotrainer.evaluation.meta_judge import MetaJudge
 from evotrainer.evaluation.runner import Runner
 from evotrainer.evaluation.surrogate import FitnessSurrogate
 from evotrainer.evaluation.validation import Validator
+from evotrainer.harness.distill_mix import mix_genes
 from evotrainer.harness.genes import gene_table, initial_genes
 from evotrainer.harness.genome import HarnessBounds, HarnessGenome
 from evotrainer.harness.training_set import (
@@ -295,7 +296,9 @@ def _harness(
     """The configured harness (its genes at their initial values: no real share without real
     data) and its hard bounds (the weight cap and the gene table, harness/genes.py)."""
     h = config.harness
-    table = gene_table(h, config.outer, task, bool(real_pool.instances))
+    table = gene_table(
+        h, config.outer, task, bool(real_pool.instances), extra=mix_genes(config.distill)
+    )
     base = HarnessGenome(h.weights, initial_genes(table), h.task_mix)
     return base, HarnessBounds(h.weight_max, table)
 
