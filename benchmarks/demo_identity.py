@@ -38,8 +38,19 @@ SINCE_BASE: tuple[str, ...] = ()
 # config keys added since BASE (BASE refuses them as unknown) at a default that keeps the old
 # behaviour: dropped from the config the branch's run records (issue 49: the gene table, the
 # conciseness objective's component named; issue 50: model.wait_notice_s, how long an HTTP
-# backend waits before saying so, off the demo's path: its model is a fake)
-ADDED_SINCE_BASE = ("harness.genes", "meta.concise_component", "model.wait_notice_s")
+# backend waits before saying so, off the demo's path: its model is a fake; issue 47: the
+# distillation's schedule, data-mix genes, trial pairs, sample temperature and target cut, all
+# off the demo's path: the demo does not distil)
+ADDED_SINCE_BASE = (
+    "harness.genes",
+    "meta.concise_component",
+    "model.wait_notice_s",
+    "distill.schedule",
+    "distill.mix_genes",
+    "distill.trial_pairs",
+    "distill.sample_temperature",
+    "distill.cut_targets",
+)
 # what a clock or a cache decides, not the engine
 VOLATILE = {
     "wall_s",
