@@ -56,6 +56,13 @@ CHANGED_SINCE_BASE = (
         r"^cells\.distill/res/(cells/sft_refs-seed\d+\.json\.rows|summary\.json\.methods)"
         r"\.sft_refs\.(runs\[\d+\]\.)?(calls|tokens|cache_hits)\b"
     ),
+    # issue 47: distill config keys added at defaults that keep the old behaviour (the
+    # schedule, the data-mix genes, the trial's pairs, the sample temperature, the target cut):
+    # present in every engine config a cell records
+    re.compile(
+        r".*\.distill\.(schedule|mix_genes|trial_pairs|sample_temperature|cut_targets): only in "
+        r"this tree$"
+    ),
 )
 TIME = re.compile(r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d")
 TINY = [

@@ -165,7 +165,8 @@ class DistillStep:
         kept = not results[best.id].partial and results[best.id].s_val > base_s
         if kept:
             s.inner.rebase(rebased, fit, protect=best.id)
-            s.distill_last_pairs = [p.to_dict() for p in choice.pairs]
+            if Mix.of(s.harness.genes) is not None:  # for distill_warm_start's rehearsal
+                s.distill_last_pairs = [p.to_dict() for p in choice.pairs]
             archive(c, s, best, s.harness, results[best.id], 0.0)
             why = f"{best.id} validates {results[best.id].s_val:.4f} > {base_s:.4f} without it"
         else:
