@@ -40,6 +40,10 @@ SINCE_BASE: tuple[str, ...] = ()
 # conciseness objective's component named; issue 50: model.wait_notice_s, how long an HTTP
 # backend waits before saying so, off the demo's path: its model is a fake)
 ADDED_SINCE_BASE = ("harness.genes", "meta.concise_component", "model.wait_notice_s")
+# result keys changed on purpose since BASE, left out of both runs' files: issue 51 made
+# returned_is_seed ask whether the returned policy is one of the seeds (before: whether it was
+# the confirmation's baseline, which may be a variation of a seed; now returned_is_baseline)
+CHANGED_SINCE_BASE = {"returned_is_seed", "returned_is_baseline"}
 # what a clock or a cache decides, not the engine
 VOLATILE = {
     "wall_s",
@@ -66,9 +70,9 @@ FILES = (
 
 
 def strip(value: Any) -> Any:
-    """``value`` without the volatile keys, at any depth."""
+    """``value`` without the volatile keys and those changed since BASE, at any depth."""
     if isinstance(value, dict):
-        return {k: strip(v) for k, v in value.items() if k not in VOLATILE}
+        return {k: strip(v) for k, v in value.items() if k not in VOLATILE | CHANGED_SINCE_BASE}
     if isinstance(value, list):
         return [strip(v) for v in value]
     return value

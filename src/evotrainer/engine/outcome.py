@@ -139,12 +139,21 @@ def confirm_winner(c: Components, s: RunState, winner: PolicyGenome) -> Confirma
             rows,
             measure,
             c.cfg.validation.refuse_loopier,
+            seed_ids(s),
         )
     except BudgetExceeded as exc:
         c.emit(ev.WARNING, message=f"no confirmation (budget exhausted: {exc})")
         return None
     c.emit(ev.CONFIRMATION, **result.to_json())
     return result
+
+
+def seed_ids(s: RunState) -> frozenset[str]:
+    """The ids of the run's seeds: the hand-written ones and those a warm start imported (not
+    the variations of them the first generation made)."""
+    ids = {p.id for p in s.inner.seeds}
+    ids |= {pid for pid, p in s.policies.items() if p.lineage.operator == "import"}
+    return frozenset(ids)
 
 
 def build_summary(
@@ -168,6 +177,7 @@ def build_summary(
         "last_best_s_val": last.s_val if last else None,
         "initial_policy": init_id,
         "best_policy": best.id,
+        "returned_is_seed": best.id in seed_ids(s),
         "final_aggregates": dict(best_v.aggregates) if best_v else {},
         "initial_aggregates": dict(c.validator.memo[init_id].aggregates)
         if init_id in c.validator.memo
