@@ -107,11 +107,14 @@ class CoEvolution:
         validation: Sequence[Instance] | None = None,
         runner: Runner | None = None,
         operator_llm: LLMClient | None = None,
+        training: Sequence[Instance] | None = None,
     ) -> None:
         """``operator_llm``: the client the LLM-driven operators ask (a teacher), instead of
-        the one ``operator_model`` names (default: the agent model, ``llm``)."""
+        the one ``operator_model`` names (default: the agent model, ``llm``). ``validation``
+        and ``training``: instances instead of the files the config names (``training``: the
+        real training pool and the terminal reward's, as ``run --data``'s file)."""
         self.components, notes = build_components(
-            config, task, llm, observers, validation, runner, operator_llm
+            config, task, llm, observers, validation, runner, operator_llm, training
         )
         self.state: RunState = new_state(self.components)
         self._notes: list[Note] = notes  # events to emit once run() starts
@@ -263,12 +266,14 @@ class CoEvolution:
         operator_base_url: str | None = None,
         operator_llm: LLMClient | None = None,
         more_generations: int = 0,
+        training: Sequence[Instance] | None = None,
     ) -> tuple[Self, Path]:
         """Continue the run in ``run_dir``. ``base_url``/``ray_address``/``operator_base_url``:
         the endpoints the command line named (config.yaml's are taken only when they match or
         are the environment's: run/resume_settings.py). ``settings``: ``{"budget.max_calls":
         400}``, what the command line sets anew (``resume --max-calls``); config.yaml records
-        it. ``operator_llm``: the teacher client, as for the constructor.
+        it. ``operator_llm``, ``validation``, ``training``: as for the constructor (a run
+        given its data in memory is resumed with the same data).
         ``more_generations``: continue, finished or not, for that many generations more than
         the run has made (inner.generations becomes done + N; as Optuna continues a study),
         taking the steps a run configured that long would take after its last generation."""
@@ -293,6 +298,7 @@ class CoEvolution:
             validation=validation,
             runner=runner,
             operator_llm=operator_llm,
+            training=training,
         )
         co._rewrite_config = config != rd.config
         co._reopen = finished
