@@ -251,6 +251,44 @@ def review(
         fail(exc)
 
 
+@app.command("apply")
+def apply_(
+    policy_file: Annotated[
+        Path,
+        typer.Argument(
+            help="a policy file (Policy.save's, a run's best/policy.json) or a run directory"
+        ),
+    ],
+    data: Annotated[
+        Path,
+        typer.Option(
+            "--data",
+            help="the inputs: the task's JSONL (no references needed, ids made when missing), "
+            "a Parquet file or a Hugging Face datasets folder",
+        ),
+    ],
+    out_file: Annotated[
+        Path | None, typer.Option("--out", help="answers JSONL (default: stdout)")
+    ] = None,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Apply a saved policy to new inputs: one JSON line per input, {"id", "answer"} (and
+    "error" where the model gave none), answered as the run answered (its task settings, model,
+    decoding and loop cut; --model replaces the model)."""
+    # lazy: start-up time
+    from evotrainer.cli.apply import run_apply
+
+    try:
+        failed = run_apply(policy_file, data, out_file, model, base_url)
+    except (EvoTrainerError, OSError) as exc:
+        fail(exc)
+    except KeyboardInterrupt:
+        interrupted(None)
+    if failed:
+        raise typer.Exit(1)
+
+
 @app.command()
 def generate(
     out_file: Annotated[Path, typer.Option("--out", help="output JSONL")],
