@@ -171,3 +171,23 @@ def test_an_empty_or_unreadable_call_is_an_error(run):
         policy("   ")
     with pytest.raises(DataError, match="give a text or a mapping"):
         policy(42)
+
+
+def test_compile_a_student_with_the_console_display(tmp_path, capsys):
+    """``Optimizer.compile(student)``: the student's text is the seed; ``progress=True`` shows
+    the console's display on stderr."""
+    student = "Write the minutes of the meeting and name the owner of every task."
+    optimizer = evotrainer.Optimizer(
+        metric=lambda example, answer: float("Owner" in answer or ":" in answer),
+        model="fake:minutes",
+        progress=True,
+        run_dir=tmp_path / "run",
+        inner__generations=1,
+        validation__confirm=0,
+        report=False,
+    )
+    policy = optimizer.compile(student, trainset=examples())
+    config = (tmp_path / "run" / "config.yaml").read_text()
+    assert student in config  # inner.seed_prompts
+    assert "EvoTrainer" in capsys.readouterr().err
+    assert policy.summary["generations"] == 1 and policy.summary["confirmation"] is None

@@ -142,6 +142,13 @@ def test_a_real_hugging_face_dataset():
     assert len(ex.instances) == 3 and ex.instances[0].payload.summary
 
 
+def test_a_text_needs_a_task_that_reads_text():
+    with pytest.raises(DataError, match="task 'stub' cannot read a bare text"):
+        instance_of(SimpleNamespace(name="stub"), "Anna: hello")
+    with pytest.raises(DataError, match="the transcript is empty"):
+        instance_of(TASK, "  \n ")
+
+
 def test_a_data_file(tmp_path):
     path = tmp_path / "inputs.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in without_ids()) + "\n\n")

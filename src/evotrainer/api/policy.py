@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -283,9 +283,3 @@ def summary_of(full: Mapping[str, Any], run_dir: Path | None) -> dict[str, Any]:
 
 def _number(x: Any) -> float | None:
     return float(x) if isinstance(x, int | float) and math.isfinite(x) else None
-
-
-def read_inputs(policy: Policy, data: Iterable[Any]) -> list[Instance]:
-    """Inputs for ``answers``: each a text, a mapping or an Instance (ids ``input-N``)."""
-    task = policy.evaluator().task
-    return [instance_of(task, x, f"input-{i}") for i, x in enumerate(data)]
