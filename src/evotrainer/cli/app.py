@@ -10,6 +10,7 @@ fake:latency=SECONDS (an echo after a delay)."""
 from __future__ import annotations
 
 import logging
+import math
 import os
 import random
 import sys
@@ -378,8 +379,7 @@ def init(
                 + ("" if path.is_dir() else " or replace it with --force")
             )
         # a temporary file renamed over PATH: a link planted meanwhile is replaced, not followed
-        atomic_write(path, example_config(example).read_text(encoding="utf-8"))
-        os.chmod(path, 0o644)  # as a file written in place would be (mkstemp makes 0600)
+        atomic_write(path, example_config(example).read_text(encoding="utf-8"))  # mode 0644
     except (EvoTrainerError, OSError) as exc:
         fail(exc)
     out.print(
@@ -429,17 +429,22 @@ def doctor(
         out.print(f"{'load':>12}: {load_s:.2f}s")
         msgs = [Message("user", "List five fruits, one per line, with one sentence on each.")]
         c = backend.complete(msgs, SamplingParams(temperature=0.0, max_tokens=96, seed=0))
-        tps = c.completion_tokens / c.latency_s if c.latency_s > 0 else float("nan")
-        out.print(
-            f"{'generation':>12}: {c.completion_tokens} tokens in {c.latency_s:.2f}s "
-            f"= {tps:.1f} tokens/s (prompt {c.prompt_tokens} tokens)"
-        )
+        speed = _speed(c.completion_tokens, c.latency_s)
+        out.print(f"{'generation':>12}: {speed} (prompt {c.prompt_tokens} tokens)", soft_wrap=True)
         if not c.text.strip():
             err.print("[red]unhealthy:[/] the model returned an empty answer")
             raise typer.Exit(1)
         out.print("[green]healthy[/]")
     except (EvoTrainerError, OSError) as exc:
         fail(exc)
+
+
+def _speed(tokens: int, seconds: float) -> str:
+    """``96 tokens in 1.20s = 80.0 tokens/s``; without a measurable time (a fake model answers
+    at once) the speed is not made up (no "nan tokens/s")."""
+    if seconds > 0 and tokens > 0 and math.isfinite(seconds):
+        return f"{tokens} tokens in {seconds:.2f}s = {tokens / seconds:.1f} tokens/s"
+    return f"{tokens} tokens, answered at once (no speed to measure)"
 
 
 class _LogToConsole(logging.Handler):
