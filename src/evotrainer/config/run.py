@@ -401,14 +401,16 @@ def load_config(
     path: str | Path | None = None,
     overrides: list[str] | None = None,
     values: dict[str, Any] | None = None,
+    base: RunConfig | None = None,
 ) -> RunConfig:
-    """Read a YAML config (or start from the defaults; relative paths in the file mean its
-    folder: ``resolve_paths``), apply ``--set`` overrides (values parsed as YAML; paths relative
+    """Read a YAML config (or start from ``base``, a config already checked such as a run
+    directory's, or from the defaults; relative paths in the file mean its folder:
+    ``resolve_paths``), apply ``--set`` overrides (values parsed as YAML; paths relative
     to the current directory, like any command-line value), then ``values``
     (``{"validation.data": "meet #2.jsonl"}``: taken as they are, for options such as
     ``--val-data`` whose value is a file name or a model name, never YAML)."""
-    data: dict[str, Any] = {}
-    source = "defaults"
+    data: dict[str, Any] = base.model_dump(mode="json") if base is not None else {}
+    source = "the run's config" if base is not None else "defaults"
     if path is not None:
         p = Path(path)
         if not p.is_file():
@@ -429,8 +431,9 @@ def load_config(
         set_value(data, key, value)
         source += f" + {key}={value!r}"
     task = data.get("task")
-    if isinstance(task, dict) and isinstance(task.get("name"), str):
-        allow_import(task["name"])  # a module:ATTR plug-in the user named (never a run's)
+    name = task.get("name") if isinstance(task, dict) else None
+    if isinstance(name, str) and (base is None or name != base.task.name):
+        allow_import(name)  # a module:ATTR plug-in the user named (never a run's)
     return config_from_dict(data, source)
 
 

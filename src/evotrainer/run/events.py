@@ -57,6 +57,11 @@ RUN_FAILED = "run_failed"  # stopped by an error (too many failed LLM answers, n
 RUN_INTERRUPTED = "run_interrupted"  # Ctrl-C (KeyboardInterrupt): no summary says completed
 WARNING = "warning"
 OBSERVER_DETACHED = "observer_detached"  # an observer raised: reported and detached
+# what the clock decides, for a display, not the run's record: events.jsonl leaves them out,
+# ``--json`` streams them (issue 51)
+PHASE = "phase"  # a stretch of work starts (the first population, a validation, a trial ...)
+PROGRESS = "progress"  # calls answered so far and the ETA, at most once a second
+TRANSIENT = frozenset({PHASE, PROGRESS})
 
 
 Observer = Callable[[Event], None]  # anything called with each event
@@ -103,6 +108,8 @@ class JsonlLog:
                     self._fh.flush()
 
     def __call__(self, event: Event) -> None:
+        if event.type in TRANSIENT:  # the clock's, not the run's: kept out of the record
+            return
         self._fh.write(_line(event) + "\n")
         self._fh.flush()
 
@@ -111,7 +118,8 @@ class JsonlLog:
 
 
 class JsonStdout:
-    """``evotrainer run --json``: events as JSON lines on stdout, for other tools."""
+    """``evotrainer run --json``: events as JSON lines on stdout, for other tools: every event
+    events.jsonl records, and the transient ``phase`` and ``progress`` events besides."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stdout

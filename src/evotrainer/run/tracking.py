@@ -9,15 +9,16 @@ What is logged:
 - at the start: the config (MLflow: one param per key, ``inner.population`` ...; the YAML as
   ``config.yaml``; TensorBoard: the YAML as text);
 - each generation (step = generation): ``fitness/best``, ``fitness/mean``, ``diversity``,
-  ``s_val/last``, ``calls/llm``, ``calls/backend``, ``tokens``, ``threads`` and the harness genes
-  ``harness/difficulty``, ``harness/real_share``, ``harness/weight/<component>``;
+  ``s_val/last``, ``calls/backend`` (the run's one count of calls: what the backend answered,
+  across resumes), ``calls/cached`` (the cache's answers), ``tokens``, ``threads`` and the
+  harness genes ``harness/difficulty``, ``harness/real_share``, ``harness/weight/<component>``;
 - each validation: ``s_val/validated`` (step = backend calls spent);
 - each outer step (step = outer step): ``outer/best_variant_s_val``, ``outer/changed``,
   ``outer/rollback`` and the chosen harness's genes ``outer/difficulty`` ...;
 - the confirmation: ``confirmation/difference``, its 95% interval, both s_vals;
-- at the end: ``final/*`` (initial and final s_val, calls, tokens, wall time), the best policy
-  as text, and as artifacts summary.json, best/ and the report (built here when the config asks
-  for one; the command line rebuilds it after).
+- at the end: ``final/*`` (initial and final s_val, backend calls and cached answers, tokens,
+  wall time), the best policy as text, and as artifacts summary.json, best/ and the report
+  (built here when the config asks for one; the command line rebuilds it after).
 
 A run directory remembers its MLflow run (``tracking.json``): a resume logs into the same run.
 A tracker that raises is detached by ``events.notify`` (a warning; the run goes on)."""
@@ -144,8 +145,8 @@ class Tracker:
                 "fitness/mean": _num(d.get("mean_fitness")),
                 "diversity": _num(d.get("diversity")),
                 "s_val/last": _num(d.get("last_s_val")),
-                "calls/llm": _num(b.get("llm_calls")),
-                "calls/backend": _num(b.get("backend_calls")),
+                "calls/backend": _num(b.get("backend_calls")),  # the one count (issue 51)
+                "calls/cached": _num(b.get("cache_hits")),
                 "tokens": _num((b.get("prompt_tokens") or 0) + (b.get("completion_tokens") or 0)),
                 "threads": _num(d.get("threads")),
                 **harness_metrics(d.get("harness"), "harness"),
@@ -192,8 +193,8 @@ class Tracker:
             {
                 "final/initial_s_val": _num(summary.get("initial_s_val")),
                 "final/final_s_val": _num(summary.get("final_s_val")),
-                "final/llm_calls": _num(summary.get("llm_calls")),
                 "final/backend_calls": _num(runtime.get("backend_calls")),
+                "final/cached": _num(runtime.get("cache_hits")),
                 "final/tokens": _num(
                     (summary.get("prompt_tokens") or 0) + (summary.get("completion_tokens") or 0)
                 ),
