@@ -312,6 +312,7 @@ class CoEvolution:
         load_state_into(co, state, path)  # a malformed state is a CheckpointError
         if finished:
             counted_at_finish(c, rd.path)  # the final validation's calls, in summary.json
+        c.clock.calls_before = c.budget.snapshot()["backend_calls"]
         c.adapters.root = rd.path  # a population carrying an adapter is re-read with it
         co._stopped_at_resume = reread_population(c, s, state["budget"])
         co._seq = checkpoint_seq(path)

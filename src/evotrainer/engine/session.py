@@ -56,6 +56,7 @@ class Clock:
     # calls it may make and the answers counted when it started; when progress last ticked
     phase: dict[str, Any] = field(default_factory=dict)
     last_tick: float = 0.0
+    calls_before: int | None = None  # a resume: the backend calls of the sessions before it
 
     def restart(self) -> None:
         self.t0 = time.perf_counter()

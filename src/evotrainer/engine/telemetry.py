@@ -110,12 +110,13 @@ def emit_estimate(c: Components, s: RunState) -> None:
     c.clock.progress = Progress(max(est.total, answered), est.kinds, est.cap, backend, answered)
     c.clock.session_t0 = time.perf_counter()
     c.budget.listener = lambda: tick(c)
+    before = c.clock.calls_before if c.clock.calls_before is not None else backend
     c.emit(
         ev.ESTIMATE,
         **est.to_json(),
         calls_spent=b["llm_calls"],
         message=f"estimate: {est.describe()}"
-        + (f"; {backend} backend calls spent before this resume" if backend else ""),
+        + (f"; {before} backend calls spent before this resume" if before else ""),
     )
 
 
