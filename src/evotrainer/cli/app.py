@@ -35,7 +35,7 @@ from evotrainer.cli.common import (
     out,
     overrides,
 )
-from evotrainer.cli.eval import run_eval
+from evotrainer.cli.eval import EvalSettings, run_eval
 from evotrainer.cli.run import conclude, data_values, interrupted, observers, resume_hint
 from evotrainer.errors import ConfigError, DataError, EvoTrainerError
 from evotrainer.review.server import serve
@@ -305,15 +305,6 @@ def generate(
 
 @app.command("eval")
 def eval_(
-    data: Annotated[
-        Path,
-        typer.Option(
-            "--data",
-            "--val-data",
-            help="the task's JSONL data, a Parquet file or a Hugging Face datasets folder "
-            "(mapped by --set data_columns=...: docs/data.md)",
-        ),
-    ],
     prompt: Annotated[
         list[str],
         typer.Option(
@@ -323,6 +314,30 @@ def eval_(
             "get inner.seed_decoding and inner.seed_postprocess) (repeatable)",
         ),
     ],
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            "--data",
+            "--val-data",
+            help="the task's JSONL data, a Parquet file or a Hugging Face datasets folder "
+            "(mapped by --set data_columns=...: docs/data.md); default with -c or --run: its "
+            "validation.data",
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "-c", "--config", help="evaluate under this config's settings (task, input cut ...)"
+        ),
+    ] = None,
+    run_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--run",
+            help="evaluate under this run's settings (its config.yaml: the task and its input "
+            "cut, s_val's weights, the model and cache), as the run validated",
+        ),
+    ] = None,
     out_file: Annotated[Path | None, typer.Option("--out", help="metrics JSON")] = None,
     limit: Annotated[int | None, typer.Option("--limit", min=1)] = None,
     model: ModelOpt = None,
@@ -340,9 +355,11 @@ def eval_(
     ] = None,
 ) -> None:
     """Run policies over a data set and report validation metrics (several policies share each
-    instance's prefill: instances are evaluated one at a time for all policies)."""
+    instance's prefill: instances are evaluated one at a time for all policies). With -c or
+    --run, under that config's or run's settings (the defaults otherwise)."""
     try:
-        run_eval(data, prompt, out_file, limit, model, base_url, set_, task_name, timeout)
+        settings = EvalSettings(config, run_dir, model, base_url, set_, task_name, timeout)
+        run_eval(data, prompt, out_file, limit, settings)
     except KeyboardInterrupt:
         interrupted(None)
 
