@@ -149,11 +149,9 @@ class CoEvolution:
             c.events.observers.append(rd.log)
             c.meta.attach(rd.path)
         config = c.cfg.model_dump(mode="json")
-        warning = attach(
+        self._notes += attach(
             c.tracker, c.events.observers, self.run_dir, config, resuming, build_report
         )
-        if warning:
-            self._notes.append((ev.WARNING, {"message": warning}))
         for type_, data in self._notes:
             c.emit(type_, **data)
         self._notes = []

@@ -107,6 +107,7 @@ class ConsoleProgress:
             ev.RUN_RESUMED: self._resumed,
             ev.THREADS: self._threads_changed,
             ev.ESTIMATE: lambda d: self._line(d["message"]),
+            ev.TRACKING: lambda d: self._line(d["message"]),
             ev.VALIDATION_SET: self._notice,
             ev.TRAINING_SET: self._notice,
             ev.OUTER_STEP_SKIPPED: self._notice,

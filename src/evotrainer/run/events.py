@@ -27,6 +27,7 @@ class Event:
 
 # event types, in the order a run emits them
 RUN_STARTED = "run_started"
+TRACKING = "tracking"  # where an experiment tracker logs the run (MLflow run id, URL ...)
 WARM_START = "warm_start"  # policies and harness seeded from an earlier run (init_from)
 VALIDATION_SET = "validation_set"  # which validation data (real or synthetic fallback)
 ESTIMATE = "estimate"  # the LLM calls the run is expected to make (run/estimate.py)
