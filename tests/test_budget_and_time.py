@@ -117,6 +117,26 @@ def test_the_estimate_says_what_a_cap_buys():
     assert 0 < gens < 20 and f"this cap buys about {gens} generations of 20" in est.describe()
 
 
+def test_the_first_run_the_readme_suggests_evolves():
+    """Issue 51: init's config under the README's first command buys at least 2 generations
+    and an outer step (on 6 selection and 4 confirmation meetings, as --data's 10 give it),
+    in about 10 minutes at make demo's pace on the embedded model."""
+    from evotrainer import example_config
+    from tests.support import REPO
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    first = re.search(r"^evotrainer run -c evotrainer.yaml --data my.jsonl(.*?)#", readme, re.M)
+    assert first, "the README's first run command"
+    cap = re.search(r"--max-calls (\d+)", first.group(1))
+    sets = [f"budget.max_calls={cap.group(1)}"] if cap else []
+    cfg = load_config(example_config("starter"), sets)
+    est = estimate_calls(cfg, 6, 4, 3)
+    gens, steps = est.buys()
+    assert gens >= 2 and steps >= 1, est.describe()
+    assert f"{gens} generations of {cfg.inner.generations} and {steps} outer step" in est.describe()
+    assert est.embedded_seconds() <= 10 * 60
+
+
 def test_run_flags_cap_calls_and_tokens_and_print_the_estimate_and_an_eta(tmp_path):
     args = ["run", "--model", "fake:minutes", "--run-dir", str(tmp_path / "run")]
     args += ["--max-calls", "70", "--max-tokens", "900000"]

@@ -18,7 +18,7 @@ from evotrainer.loops.inner import PolicyOptimizer
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.policy.repetition import degeneracy
 from evotrainer.run import events as ev
-from evotrainer.run.estimate import TRAINING, Progress, estimate_calls
+from evotrainer.run.estimate import TRAINING, Progress, estimate_calls, format_duration
 from evotrainer.types import Instance
 
 TICK_S = 1.0  # the most often a progress event is emitted
@@ -111,12 +111,17 @@ def emit_estimate(c: Components, s: RunState) -> None:
     c.clock.session_t0 = time.perf_counter()
     c.budget.listener = lambda: tick(c)
     before = c.clock.calls_before if c.clock.calls_before is not None else backend
+    message = f"estimate: {est.describe()}"
+    if c.cfg.model.spec.startswith("local:"):  # the embedded model: its pace is known roughly
+        message += (
+            f"; about {format_duration(est.embedded_seconds())} on 2 idle cores at make "
+            "demo's pace (the run measures its own: see the ETA)"
+        )
     c.emit(
         ev.ESTIMATE,
         **est.to_json(),
         calls_spent=b["llm_calls"],
-        message=f"estimate: {est.describe()}"
-        + (f"; {before} backend calls spent before this resume" if before else ""),
+        message=message + (f"; {before} backend calls spent before this resume" if before else ""),
     )
 
 

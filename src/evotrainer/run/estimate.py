@@ -31,6 +31,13 @@ RACED_VALIDATION = 0.6  # share of the selection part a raced validation meets, 
 
 
 TRAINING, VALIDATION = "training", "validation"  # the two kinds of call, timed apart
+# The embedded model's seconds per call before a run has measured its own pace: `make demo`
+# (configs/demo.yaml: 174 training and 134 validation calls expected, 266-332 made) took
+# 10.0-11.9 minutes on 2 idle cores (README, docs/demo.md), about 2.2 s a call; a validation
+# call (a real meeting cut at 1,024 tokens) takes about twice a training call (issue 51: one
+# pace for both was 2x off), so 174 t + 134 * 2 t = 660 s gives t = 1.5 s. Beside another job
+# on the second core the demo ran 2-4x slower (docs/demo.md).
+EMBEDDED_S_PER_CALL = {TRAINING: 1.5, VALIDATION: 3.0}
 
 
 @dataclass(frozen=True)
@@ -104,14 +111,24 @@ class CallEstimate:
                 "population, the seeds' validation and the final validation: the run will stop "
                 "before its first generation and return an unevolved policy"
             )
-        elif self.cap and raw > self.cap:
+        elif self.cap:
             gens, steps = self.buys()
-            capped = (
-                f"; budget.max_calls={self.cap} stops it there: this cap buys about {gens} "
-                f"generation{'s' * (gens != 1)} of {self.generations} and {steps} outer "
+            what = (
+                f"{gens} generation{'s' * (gens != 1)} of {self.generations} and {steps} outer "
                 f"step{'s' * (steps != 1)}"
             )
+            if raw > self.cap:
+                capped = f"; budget.max_calls={self.cap} stops it there: this cap buys about {what}"
+            else:
+                capped = f"; budget.max_calls={self.cap} leaves room for all of it: {what}"
         return f"about {self.total} LLM calls ({parts}{capped})"
+
+    def embedded_seconds(self) -> float:
+        """The expected calls at the embedded model's pace on 2 idle cores
+        (``EMBEDDED_S_PER_CALL``), before the run measures its own."""
+        raw = sum(self.parts.values())
+        share = min(1.0, self.total / raw) if raw else 1.0
+        return share * sum(n * EMBEDDED_S_PER_CALL.get(k, 0.0) for k, n in self.kinds.items())
 
 
 def estimate_calls(
