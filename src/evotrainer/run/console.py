@@ -264,17 +264,18 @@ class ConsoleProgress:
         )
 
     def _sum_up_raced(self) -> None:
-        """The round's raced-out policies on one line (the incumbent named: its estimate is
-        not its score)."""
+        """The round's raced-out policies on one line a role (a lone one named, as the
+        incumbent is: its estimate is not its score)."""
         raced, self.raced = self.raced, []
-        if not raced:
-            return
-        roles = sorted({str(r.get("role")) for r in raced})
-        if len(raced) == 1:
-            who = f"{roles[0]} {raced[0].get('policy_id')}"
-        else:
-            who = f"{len(raced)} {'/'.join(roles)} policies"
-        self._line(f"  {who}: {self._raced_text(raced)}")
+        by_role: dict[str, list[dict[str, Any]]] = {}
+        for r in raced:
+            by_role.setdefault(str(r.get("role")), []).append(r)
+        for role, items in by_role.items():
+            if len(items) == 1:
+                who = f"{role} {items[0].get('policy_id')}"
+            else:
+                who = f"{len(items)} {role} policies"
+            self._line(f"  {who}: {self._raced_text(items)}")
 
     def _confirmation(self, d: dict[str, Any]) -> None:
         diff = d["difference"]
