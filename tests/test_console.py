@@ -115,6 +115,21 @@ def test_no_silent_stretch_in_a_log_file(tmp_path, monkeypatch):
     assert ticks and all(t["backend_calls"] >= 0 and "eta_s" in t for t in ticks)
 
 
+def test_a_log_file_hears_from_a_call_that_takes_long(monkeypatch):
+    """One model call longer than the heartbeat: the heartbeat thread says the run waits."""
+    import time
+
+    monkeypatch.setattr(console_mod, "HEARTBEAT_S", 0.2)
+    progress, buf = _console()
+    progress(ev.Event(ev.PHASE, {"phase": "seeds' validation", "calls": 24, "message": ""}))
+    try:
+        time.sleep(0.6)  # no answer meanwhile
+    finally:
+        progress.close()
+    assert "seeds' validation: 0/24 answered | waiting on the model" in buf.getvalue()
+    assert progress._beat is None
+
+
 def test_a_terminal_gets_bars_and_the_run_ends_cleanly(tmp_path):
     progress, buf = _console(terminal=True)
     fake_run(small_config(tmp_path / "c.sqlite", inner={"generations": 2}), tmp_path / "run",

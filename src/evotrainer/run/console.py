@@ -22,6 +22,7 @@ obeyed."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -101,7 +102,9 @@ class ConsoleProgress:
         self.best: tuple[str, float] | None = None  # the best validated policy seen
         self.harness: dict[str, Any] | None = None  # the harness last shown
         self.phase: dict[str, Any] = {}
+        self.last_progress: dict[str, Any] = {}
         self.last_line = time.monotonic()
+        self._beat: threading.Event | None = None  # set: the log file's heartbeat stops
         self.handlers: dict[str, Callable[[dict[str, Any]], None]] = {
             ev.RUN_STARTED: self._run_started,
             ev.RUN_RESUMED: self._resumed,
@@ -334,23 +337,50 @@ class ConsoleProgress:
         """A stretch of work starts: its line when no recorded event announces it; the second
         bar on a terminal."""
         self.phase = d
+        self.last_progress = {"phase": d.get("phase"), "phase_calls": d.get("calls")}
         if d.get("message"):
             self._line(str(d["message"]))
         if self.console.is_terminal:
             self._bars().phase(_e(d.get("phase") or ""), d.get("calls"))
+        elif self._beat is None:
+            self._start_heartbeat()
 
     def _progress(self, d: dict[str, Any]) -> None:
         """Calls answered: the bars move; in a log file, a line when none came for a while."""
-        calls = calls_text(d.get("backend_calls"), d.get("cached"), d.get("expected_calls"))
-        eta = f"ETA {format_duration(d.get('eta_s'))}"
+        self.last_progress = d
         if self.console.is_terminal:
+            calls = calls_text(d.get("backend_calls"), d.get("cached"), d.get("expected_calls"))
+            eta = f"ETA {format_duration(d.get('eta_s'))}"
             self._bars().progress(d.get("phase_answered") or 0, f"{calls} | {eta}")
-            return
-        if time.monotonic() - self.last_line < HEARTBEAT_S:
-            return
+        elif time.monotonic() - self.last_line >= HEARTBEAT_S:
+            self._progress_line()
+
+    def _progress_line(self, waiting: float | None = None) -> None:
+        """``  ... seeds' validation: 7/24 answered | backend calls 25/~161 | ETA 5m 00s``;
+        ``waiting``: the seconds since the last answer, when one call is taking long."""
+        d = self.last_progress
         total = d.get("phase_calls")
-        done = f"{d.get('phase_answered')}" + (f"/{total}" if total else "")
-        self._line(f"  ... {d.get('phase') or 'working'}: {done} answered | {calls} | {eta}")
+        done = f"{d.get('phase_answered') or 0}" + (f"/{total}" if total else "")
+        text = f"  ... {d.get('phase') or 'working'}: {done} answered"
+        if d.get("backend_calls") is not None:
+            calls = calls_text(d.get("backend_calls"), d.get("cached"), d.get("expected_calls"))
+            text += f" | {calls} | ETA {format_duration(d.get('eta_s'))}"
+        if waiting is not None:
+            text += f" | waiting on the model ({waiting:.0f} s without a line)"
+        self._line(text)
+
+    def _start_heartbeat(self) -> None:
+        """In a log file: a thread that prints the progress line when nothing was printed for
+        ``HEARTBEAT_S`` seconds, even while one long call is answered (no silent stretch)."""
+        stop = self._beat = threading.Event()
+
+        def beat() -> None:
+            while not stop.wait(max(0.05, HEARTBEAT_S / 4)):
+                quiet = time.monotonic() - self.last_line
+                if quiet >= HEARTBEAT_S and not stop.is_set():
+                    self._progress_line(waiting=quiet)
+
+        threading.Thread(target=beat, name="evotrainer-heartbeat", daemon=True).start()
 
     def _bars(self) -> Bars:
         if self.bars is None:
@@ -368,6 +398,9 @@ class ConsoleProgress:
 
     def close(self) -> None:
         self._sum_up_raced()
+        if self._beat is not None:
+            self._beat.set()
+            self._beat = None
         if self.bars is not None:
             self.bars.close()
             self.bars = None
