@@ -11,7 +11,8 @@ front.json           the archive's Pareto front over the meta-objective vector
 ratings.sqlite       people's ratings (evotrainer review); never removed by --force
 summary.json         the run's numbers
 report/              the HTML report (evotrainer report RUN_DIR)
-.lock                held (fcntl) by the one process writing the run; holds its pid
+.lock                held (fcntl) by the one process writing the run; holds its pid (removed
+                     when that process is done with the run)
 
 A run directory is untrusted input (anyone who could write it could plant links or edit its
 config.yaml): opening one refuses a run file or folder that is a symbolic link and a journal
