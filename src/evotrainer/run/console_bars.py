@@ -22,14 +22,13 @@ class Bars:
             transient=False,
         )
         self.live.start()
-        self.run: TaskID | None = None
+        # the generations first, the work under way below it (its total: once known)
+        self.run: TaskID = self.live.add_task("generations", total=None, count="", status="")
         self.work: TaskID | None = None
         self.work_total: int | None = None
 
     def generation(self, done: int, total: int, status: str) -> None:
         """The generations bar: ``done`` of ``total``, the run's status beside it."""
-        if self.run is None:
-            self.run = self.live.add_task("generations", total=total, count="", status="")
         self.live.update(
             self.run, completed=done, total=total, count=f"{done}/{total}", status=status
         )
