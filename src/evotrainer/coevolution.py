@@ -39,7 +39,12 @@ from evotrainer.engine.components import Note, build_components
 from evotrainer.engine.distill_step import DistillStep, distill_due_after
 from evotrainer.engine.generation import draw_batch, retune_threads, run_generation
 from evotrainer.engine.outcome import RunResult, finish
-from evotrainer.engine.resume import generations_done, reread_population, with_settings
+from evotrainer.engine.resume import (
+    counted_at_finish,
+    generations_done,
+    reread_population,
+    with_settings,
+)
 from evotrainer.engine.session import Observer
 from evotrainer.engine.start import read_warm_start, start
 from evotrainer.engine.state import (
@@ -54,6 +59,7 @@ from evotrainer.engine.telemetry import (
     elapsed,
     emit_estimate,
     emit_generation,
+    generation_phase,
     watch_generation,
 )
 from evotrainer.engine.validate import promise, validate_generation
@@ -146,11 +152,9 @@ class CoEvolution:
             c.events.observers.append(rd.log)
             c.meta.attach(rd.path)
         config = c.cfg.model_dump(mode="json")
-        warning = attach(
+        self._notes += attach(
             c.tracker, c.events.observers, self.run_dir, config, resuming, build_report
         )
-        if warning:
-            self._notes.append((ev.WARNING, {"message": warning}))
         for type_, data in self._notes:
             c.emit(type_, **data)
         self._notes = []
@@ -201,6 +205,7 @@ class CoEvolution:
         while s.inner.generation < c.cfg.inner.generations:
             check_time(c, s)
             retune_threads(c, s)
+            generation_phase(c, s)
             s.epoch = run_generation(c, s, s.inner, batch, s.harness, s.epoch, s.drawn)
             emit_generation(c, s, s.inner, batch)
             watch_generation(c, s)
@@ -309,11 +314,16 @@ class CoEvolution:
         check_same_validation(c.validation_set, state)
         check_same_data(state.get("data_sha256"), c.data_sha256, c.data_sources())
         load_state_into(co, state, path)  # a malformed state is a CheckpointError
+        if finished:
+            counted_at_finish(c, rd.path)  # the final validation's calls, in summary.json
+        c.clock.calls_before = c.budget.snapshot()["backend_calls"]
         c.adapters.root = rd.path  # a population carrying an adapter is re-read with it
         co._stopped_at_resume = reread_population(c, s, state["budget"])
         co._seq = checkpoint_seq(path)
         co._notes += [(ev.WARNING, {"message": w}) for w in warnings]
         resumed: dict[str, Any] = {"checkpoint": path.name, "generation": s.inner.generation}
+        if (best := s.hopt.archive.best()) is not None:  # the console's best validated s_val
+            resumed |= {"best_policy": best.policy.id, "best_s_val": best.s_val}
         if more:
             g, total = s.inner.generation, c.cfg.inner.generations
             # the steps a run of the new length takes after generation g (the finished one

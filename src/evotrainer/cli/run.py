@@ -13,6 +13,7 @@ from rich.markup import escape
 from evotrainer.cli.common import err, out
 from evotrainer.errors import TooManyErrors
 from evotrainer.evaluation.paired import difference_text
+from evotrainer.run.estimate import calls_text
 from evotrainer.run.events import JsonStdout
 from evotrainer.tasks.registry import task_default, task_words
 
@@ -66,15 +67,26 @@ def conclude(co: CoEvolution, result: RunResult, as_json: bool, report: bool) ->
         out.print(f"returned {returned}: {c['reason']}", markup=False)
     elif s["validation"].get("confirmation_note"):
         out.print(f"not confirmed: {s['validation']['confirmation_note']}", markup=False)
-    out.print(
-        f"generations {s['generations']}, outer steps {s['outer_steps']}, "
-        f"LLM calls {s['llm_calls']} ({s['runtime']['backend_calls']} to the backend), "
-        f"tokens {s['prompt_tokens'] + s['completion_tokens']}, wall {s['wall_s']:.0f}s"
-    )
+    out.print(closing_counts(s, co.cfg.budget.max_calls), markup=False, highlight=False)
     out.print("[bold]best prompt:[/]")
     out.print(result.best.render(), markup=False)
     if co.run_dir is not None:
         out.print(f"[bold]run directory:[/] {escape(str(co.run_dir))}")
+
+
+def closing_counts(s: dict[str, Any], cap: int | None) -> str:
+    """The closing line's counts: generations, outer steps taken (and skipped: never counted
+    as taken, as in the report), the backend calls (the one count, across resumes) with the
+    cached answers beside them, tokens and wall time."""
+    rt = s.get("runtime") or {}
+    skipped = s.get("outer_steps_skipped") or 0
+    return (
+        f"generations {s['generations']}, outer steps {s['outer_steps']}"
+        + (f" ({skipped} skipped)" if skipped else "")
+        + f", {calls_text(rt.get('backend_calls'), rt.get('cache_hits'))}"
+        + (f" of max_calls {cap}" if cap else "")
+        + f", tokens {s['prompt_tokens'] + s['completion_tokens']}, wall {s['wall_s']:.0f}s"
+    )
 
 
 def data_values(data: str, cfg: RunConfig) -> dict[str, str]:
