@@ -55,7 +55,10 @@ def conclude(co: CoEvolution, result: RunResult, as_json: bool, report: bool) ->
     c = s.get("confirmation")
     if c:
         lo, hi = c["difference"]["ci95"]
-        returned = "the best seed" if c["returned"] == c["best_seed"] else "the evolved policy"
+        returned = "the evolved policy"
+        if c["returned"] == c["best_seed"]:  # the baseline: the best of the first population
+            seedlike = c.get("returned_is_seed", True)
+            returned = "the best seed" if seedlike else "the best first-generation variation"
         out.print(
             f"[bold]on {c['n']} {task_words(co.task.name).instances} not used for "
             "selection:[/] returned policy "
