@@ -4,7 +4,8 @@ returned policies and the test meetings, the mean share of distinct word 4-grams
 with its repeated sentences dropped (``rougeL_dedup``: what the loop costs in ROUGE-L), plus a
 few answers word for word.
 
-The distinct-4 and loop columns come from the answers stored in ``test/scores.json``; the
+The columns are computed by benchmarks/cells/answers.py (the summary's ``answers``). The
+distinct-4 and loop columns come from the answers stored in ``test/scores.json``; the
 de-duplicated ROUGE-L needs the meetings' references, so ``backfill`` scores it once from the
 test data files named in ``settings.json`` and stores it beside each answer (the test
 evaluation of a new run stores it as it goes).
@@ -18,38 +19,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import common as C  # noqa: E402
-from evotrainer.policy.postprocess import drop_repeats  # noqa: E402
-from evotrainer.policy.repetition import degeneracy  # noqa: E402
+from benchmarks import stats  # noqa: E402
+from benchmarks.cells.answers import DEDUP_KEY, rouge_l_dedup  # noqa: E402
+from benchmarks.cells.summary import aggregate  # noqa: E402
 from evotrainer.tasks.meetings.task import MeetingTask  # noqa: E402
-from evotrainer.types import Instance  # noqa: E402
-
-DEDUP_KEY = "rougeL_dedup"
-
-
-def rouge_l_dedup(task: MeetingTask, inst: Instance, output: str) -> float | None:
-    """ROUGE-L of ``output`` with its repeated sentences and lines dropped."""
-    text = drop_repeats(output or "")
-    return task.validation_metric().score(inst, text, task.parse(text)).get("rougeL")
-
-
-def columns(scores: dict, meetings: Sequence[tuple[str, str]], pids: Sequence[str]) -> dict:
-    """The answer columns of the policies ``pids`` over ``meetings`` (set name, meeting id)."""
-    rows = [scores.get(name, {}).get(mid, {}).get(pid) for pid in pids for name, mid in meetings]
-    rows = [r for r in rows if isinstance(r, dict)]
-    deg = degeneracy("" if r.get("error") else str(r.get("output") or "") for r in rows)
-    dedup = [float(r[DEDUP_KEY]) for r in rows if r.get(DEDUP_KEY) is not None]
-    return {
-        **deg.to_json(),
-        DEDUP_KEY: sum(dedup) / len(dedup) if dedup else None,
-        "n_dedup": len(dedup),
-    }
 
 
 def backfill(results: Path) -> int:
@@ -90,8 +69,6 @@ def table(summary: dict[str, Any], pooled: str = "all") -> str:
         "| method | Δ s_val [95% CI] | distinct-4 | loop share | words | ROUGE-L | ROUGE-L dedup |",
         "|---|---|---|---|---|---|---|",
     ]
-    from benchmarks import stats
-
     for row, rec in summary["methods"].items():
         tests = rec.get("test") or {}
         t = tests.get(pooled) or next(iter(tests.values()), None)
@@ -129,11 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("results", type=Path)
     ap.add_argument("--examples", type=int, default=0, help="answers shown per method")
     args = ap.parse_args(argv)
-    from benchmarks import standard
-
     n = backfill(args.results)
     C.log(f"{n} answers given their {DEDUP_KEY}")
-    summary = standard.aggregate(args.results)
+    summary = aggregate(args.results)
     C.write_json(args.results / "summary.json", summary)
     print(table(summary))
     for row in summary["methods"] if args.examples else ():

@@ -276,9 +276,7 @@ def run_evoprompt(
     """promptolution's EvoPromptGA (Guo et al. 2023) until the budget is spent."""
     import numpy as np
     import pandas as pd
-    from promptolution.llms.base_llm import BaseLLM
     from promptolution.optimizers.evoprompt_ga import EvoPromptGA
-    from promptolution.predictors.base_predictor import BasePredictor
     from promptolution.tasks.reward_tasks import RewardTask
 
     logging.getLogger("promptolution").setLevel(logging.CRITICAL)
@@ -286,43 +284,8 @@ def run_evoprompt(
         if name.startswith("promptolution"):
             logging.getLogger(name).setLevel(logging.CRITICAL)
 
-    stack = scorer.stack
     by_id = {inst.id: inst for inst in selection}
     meta_calls = {"n": 0}
-
-    class StackLLM(BaseLLM):
-        """promptolution LLM over EvoTrainer's metered client (the OpenAI-compatible
-        endpoint); used for the crossover/mutation meta-prompts."""
-
-        def _get_response(self, prompts: list[str], system_prompts: list[str]) -> list[str]:
-            outs = []
-            for p, s in zip(prompts, system_prompts, strict=True):
-                meta_calls["n"] += 1
-                params = SamplingParams(
-                    temperature=meta_sampling.temperature,
-                    max_tokens=meta_sampling.max_tokens,
-                    seed=seed * 1000 + meta_calls["n"],
-                )
-                msgs = [Message("system", s), Message("user", p)] if s else [Message("user", p)]
-                outs.append(stack.client.complete(msgs, params).text)
-            return outs
-
-    outputs: dict[tuple[str, str], float] = {}
-
-    class MinutesPredictor(BasePredictor):
-        """Renders each (prompt, meeting) like the engine does (transcript first, instruction
-        after, same truncation) instead of promptolution's ``prompt + "\\n" + x``."""
-
-        def predict(self, prompts, xs, system_prompts=None):
-            if isinstance(prompts, str):
-                prompts = [prompts]
-            res = scorer.run_many([(p, by_id[x]) for p, x in zip(prompts, xs, strict=True)])
-            for p, x, r in zip(prompts, xs, res, strict=True):
-                outputs[(p, x)] = r.score
-            return [r.output for r in res], [r.output for r in res]
-
-        def _extract_preds(self, preds):
-            return preds
 
     def reward(prediction: str, mid: str) -> float:
         return scorer.score_output(by_id[mid], prediction)[0]
@@ -340,8 +303,8 @@ def run_evoprompt(
         seed=seed,
     )
     np.random.seed(seed)
-    llm = StackLLM()
-    predictor = MinutesPredictor(llm)
+    llm = _stack_llm(scorer.stack, meta_sampling, seed, meta_calls)
+    predictor = _minutes_predictor(llm, scorer, by_id)
     opt = EvoPromptGA(
         predictor=predictor,
         task=task,
@@ -365,3 +328,46 @@ def run_evoprompt(
         "population": len(opt.prompts),
         "meta_calls": meta_calls["n"],
     }
+
+
+def _stack_llm(
+    stack: LLMStack, meta_sampling: SamplingParams, seed: int, meta_calls: dict[str, int]
+) -> Any:
+    """A promptolution LLM over EvoTrainer's metered client (the OpenAI-compatible endpoint),
+    for the crossover/mutation meta-prompts; counts its calls in ``meta_calls``."""
+    from promptolution.llms.base_llm import BaseLLM
+
+    class StackLLM(BaseLLM):
+        def _get_response(self, prompts: list[str], system_prompts: list[str]) -> list[str]:
+            outs = []
+            for p, s in zip(prompts, system_prompts, strict=True):
+                meta_calls["n"] += 1
+                params = SamplingParams(
+                    temperature=meta_sampling.temperature,
+                    max_tokens=meta_sampling.max_tokens,
+                    seed=seed * 1000 + meta_calls["n"],
+                )
+                msgs = [Message("system", s), Message("user", p)] if s else [Message("user", p)]
+                outs.append(stack.client.complete(msgs, params).text)
+            return outs
+
+    return StackLLM()
+
+
+def _minutes_predictor(llm: Any, scorer: Scorer, by_id: dict[str, Instance]) -> Any:
+    """A promptolution predictor that renders each (prompt, meeting) like the engine does
+    (transcript first, instruction after, same truncation) instead of promptolution's
+    ``prompt + "\\n" + x``."""
+    from promptolution.predictors.base_predictor import BasePredictor
+
+    class MinutesPredictor(BasePredictor):
+        def predict(self, prompts, xs, system_prompts=None):
+            if isinstance(prompts, str):
+                prompts = [prompts]
+            res = scorer.run_many([(p, by_id[x]) for p, x in zip(prompts, xs, strict=True)])
+            return [r.output for r in res], [r.output for r in res]
+
+        def _extract_preds(self, preds):
+            return preds
+
+    return MinutesPredictor(llm)

@@ -124,7 +124,7 @@ def step_costs(model: LlamaCppLLM, prompts, params, ps: list[int]) -> dict[str, 
     return {"by_rows": rows, "group": breakdown}
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--p", type=int, nargs="+", default=[1, 2, 4, 8, 16])
     ap.add_argument(
@@ -143,8 +143,34 @@ def main(argv: list[str] | None = None) -> int:
         default=0,
         help="prompt-lookup draft tokens per sequence and step in the batched arm (0: none)",
     )
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
 
+
+def compare_at(model, prompts, params, p: int, draft_tokens: int, max_tokens: int) -> dict:
+    """P policies per meeting, sequential against batched: the row of the P table."""
+    model.batch_size, model._decoder = p, BatchDecoder(model._llm, p, draft_tokens)
+    longest = max(model.count_tokens(m[-1].content) for ms in prompts for m in ms)
+    model._decoder._context(longest + 64 + max_tokens)  # made before the clock starts
+    seq = measure(model, prompts, params, batched=False)
+    bat = measure(model, prompts, params, batched=True)
+    same = seq["answers"] == bat["answers"]
+    return {
+        "p": p,
+        "sequential": {k: v for k, v in seq.items() if k != "answers"},
+        "batched": {k: v for k, v in bat.items() if k != "answers"},
+        "speedup_tokens_per_s": round(bat["tokens_per_s"] / seq["tokens_per_s"], 2),
+        "identical": same,
+        "differing_answers": sum(
+            a != b for a, b in zip(seq["answers"], bat["answers"], strict=True)
+        ),
+        "decoder": {
+            k: model._decoder.stats[k] for k in ("drafted", "accepted", "step_rows", "seconds")
+        },
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     task = MeetingTask(max_input_tokens=args.max_input_tokens)
     split = C.load_split(task, args.data, args.meetings, name="meetings", synthetic_seed=5)
     C.log(split.info["message"])
@@ -170,29 +196,12 @@ def main(argv: list[str] | None = None) -> int:
         prompts = [
             [task.render(pol.render(), inst)[0] for pol in pool[:p]] for inst in split.instances
         ]
-        model.batch_size, model._decoder = p, BatchDecoder(model._llm, p, args.draft_tokens)
-        longest = max(model.count_tokens(m[-1].content) for ms in prompts for m in ms)
-        model._decoder._context(longest + 64 + args.max_tokens)  # made before the clock starts
-        seq = measure(model, prompts, params, batched=False)
-        bat = measure(model, prompts, params, batched=True)
-        same = seq["answers"] == bat["answers"]
-        row = {
-            "p": p,
-            "sequential": {k: v for k, v in seq.items() if k != "answers"},
-            "batched": {k: v for k, v in bat.items() if k != "answers"},
-            "speedup_tokens_per_s": round(bat["tokens_per_s"] / seq["tokens_per_s"], 2),
-            "identical": same,
-            "differing_answers": sum(
-                a != b for a, b in zip(seq["answers"], bat["answers"], strict=True)
-            ),
-            "decoder": {
-                k: model._decoder.stats[k] for k in ("drafted", "accepted", "step_rows", "seconds")
-            },
-        }
+        row = compare_at(model, prompts, params, p, args.draft_tokens, args.max_tokens)
         rows.append(row)
+        seq, bat = row["sequential"], row["batched"]
         C.log(
             f"P={p}: sequential {seq['tokens_per_s']:.1f} tok/s, batched {bat['tokens_per_s']:.1f}"
-            f" tok/s ({row['speedup_tokens_per_s']}x), identical: {same}"
+            f" tok/s ({row['speedup_tokens_per_s']}x), identical: {row['identical']}"
         )
     C.write_json(
         Path(args.out),
@@ -203,6 +212,11 @@ def main(argv: list[str] | None = None) -> int:
             "rows": rows,
         },
     )
+    print_rows(rows)
+    return 0
+
+
+def print_rows(rows: list[dict]) -> None:
     print(
         "\n| P | sequential tokens/s | batched tokens/s | speed-up | sequential calls/s "
         "| batched calls/s | identical outputs |"
@@ -215,7 +229,6 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['speedup_tokens_per_s']:.2f}x | {s['calls_per_s']:.3f} | {b['calls_per_s']:.3f} | "
             f"{'yes' if r['identical'] else 'NO (' + str(r['differing_answers']) + ')'} |"
         )
-    return 0
 
 
 if __name__ == "__main__":

@@ -21,7 +21,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from evotrainer.config import CacheConfig, ModelConfig
+from evotrainer.config import CacheConfig, ModelConfig, RunConfig
+from evotrainer.evaluation.evaluator import Evaluator
+from evotrainer.evaluation.from_config import evaluator_from_config
 from evotrainer.llm.base import LLMClient
 from evotrainer.llm.budget import Budget
 from evotrainer.llm.fakes import FunctionLLM
@@ -257,6 +259,22 @@ def method_stack(
     for suffix in ("", "-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
     return build_stack(backend, CacheConfig(enabled=True, path=str(path)), budget)
+
+
+def evaluator(task: Any, client: LLMClient, max_tokens: int, seed: int = 0) -> Evaluator:
+    """The library's evaluator (``evotrainer eval``'s: ``evaluator_from_config``) for a
+    benchmark's scoring: greedy answers of ``max_tokens``, one request at a time (the prefix
+    reuse of instance-major order), no error-rate stop (a failed answer scores 0 and counts as
+    an error, for every policy alike)."""
+    cfg = RunConfig.model_validate(
+        {
+            "seed": seed,
+            "model": {"temperature": 0.0, "max_tokens": max_tokens},
+            "runner": "serial",
+            "budget": {"max_error_rate": None},
+        }
+    )
+    return evaluator_from_config(cfg, task, client)
 
 
 def usage(budget: Budget) -> dict[str, Any]:

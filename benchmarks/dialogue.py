@@ -25,7 +25,7 @@ from typing import Any
 
 from benchmarks import common as C
 from benchmarks.scarce import Labels
-from evotrainer.policy.genome import PolicyGenome
+from benchmarks.splits import Splits
 from evotrainer.tasks.dialogue.loader import dialogue_of, item_instance, read_dialogues, save_items
 from evotrainer.tasks.dialogue.personas import COOPERATIVE
 from evotrainer.tasks.dialogue.plugin import DATA_DIR, DEFAULT_DB, DEFAULTS, database
@@ -35,13 +35,8 @@ from evotrainer.types import Instance
 S_VAL = dict(DEFAULTS["outer"]["s_val_weights"])
 SEED_R = dict(DEFAULTS["harness"]["weights"])  # the task's seed weights
 LABELS_R = {"requests": 0.6, "inform": 0.2, "grounded": 0.2}  # s_val's weights, on the items
-ENGINE_METHODS = ("fixed", "evotrainer", "labels_ga", "uniform_mix")
 SCORE_KEYS = ("request_recall", "inform_match", "grounded")
-COLUMNS = (("request_recall", "request recall"), ("grounded", "grounded"))
 LABELLED_SUFFIX = "#labelled"
-DESCRIPTIONS = {
-    "uniform_mix": "co-evolution with every persona alike (the persona mix ablated)",
-}
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
@@ -56,12 +51,6 @@ def make_task(prof: dict[str, Any], args: argparse.Namespace) -> DialogueTask:
     folder = Path(getattr(args, "dialogue_data", DATA_DIR))
     db = database(str(folder / "db") if (folder / "db").is_dir() else DEFAULT_DB)
     return DialogueTask(db, max_turns=prof["max_turns"], max_rows=prof["max_rows"])
-
-
-def seed_policies() -> list[PolicyGenome]:
-    from evotrainer.tasks.dialogue.style import seed_policies as seeds
-
-    return seeds()
 
 
 def task_section(prof: dict[str, Any], args: argparse.Namespace, method: str | None) -> dict:
@@ -145,6 +134,25 @@ def load_splits(task: DialogueTask, prof: dict[str, Any], args: argparse.Namespa
         "val": val,
         "labels": labels,
     }
+
+
+def splits(
+    task: DialogueTask, prof: dict[str, Any], args: argparse.Namespace, work: Path
+) -> Splits:
+    """The profile's splits (GEPA trains and validates on the selection items) and the
+    scarce-labels files: the val file the engine trains on, the labelled copy of the selection
+    items, the label ledger."""
+    data = load_splits(task, prof, args)
+    copy = write_labelled_copy(
+        data["selection"].instances, work / "dialogue" / "selection-labelled.jsonl"
+    )
+    return Splits(
+        selection=data["selection"],
+        confirmation=data["confirmation"],
+        gepa_train=data["selection"],
+        tests=data["tests"],
+        scarce={"pool": data["val"], "labelled_copy": copy, "labels": data["labels"]},
+    )
 
 
 def write_labelled_copy(selection: list[Instance], path: Path) -> Path:

@@ -12,10 +12,11 @@ prompts, weights, or both, on the standard profile's data, at one call budget.
 - ``alternation_per_scale`` (added after the five were test-scored): ``alternation`` with the
   pairs ranked only against answers scored on the same reward components (commit 2f949d3).
 
-The two weights-only methods validate the best seed with its new adapter on the selection
-meetings and return it only when it beats the best seed there and the engine's return rule
-confirms it on the confirmation meetings (the rule every engine cell applies), else the best
-seed. Every method records the CPU seconds its training took.
+The two weights-only methods (benchmarks/methods/weights.py) validate the best seed with its
+new adapter on the selection meetings and return it only when it beats the best seed there and
+the engine's return rule confirms it on the confirmation meetings (the rule every engine cell
+applies), else the best seed. Every method records the CPU seconds its training took. This file
+holds what they share with the alternation cells: the adapter settings, the pairs, training.
 """
 
 from __future__ import annotations
@@ -31,14 +32,7 @@ from evotrainer.harness.distill_pairs import best_per_instance, choose_pairs
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.types import Instance, Lineage
 
-DISTILL_METHODS = (
-    "weights_only",
-    "sft_refs",
-    "alternation",
-    "alternation_frozen",
-    "alternation_per_scale",
-)
-# the engine cells that distil (``Bench.engine_config`` adds their ``distill`` section): method ->
+# the engine cells that distil (benchmarks/engine.py adds their ``distill`` section): method ->
 # outer loop on
 ENGINE_DISTILL = {"alternation": True, "alternation_frozen": False, "alternation_per_scale": True}
 # the same adapter settings for every method (docs/distillation.md)
@@ -124,63 +118,3 @@ def with_adapter(policy: PolicyGenome, sha: str, method: str) -> PolicyGenome:
     return policy.with_adapter(
         sha, Lineage(parents=(policy.id,), operator="distill", note=f"{method}: adapter")
     )
-
-
-def run_weights(bench: Any, seed: int, method: str) -> Any:
-    """``weights_only`` or ``sft_refs`` on one seed: the best seed, an adapter trained on its
-    kept answers (or on human references), validated and confirmed as an engine cell's winner
-    is. Returns the quality benchmark's RunOut."""
-    from benchmarks.quality import RunOut
-    from evotrainer.distill.serve import embedded_with_adapter
-    from evotrainer.evaluation.confirmation import confirm
-    from evotrainer.evaluation.evaluator import Evaluator
-    from evotrainer.evaluation.runner import SerialRunner
-    from evotrainer.evaluation.validation import Validator
-    from evotrainer.llm.spec import build_stack
-
-    t0 = time.perf_counter()
-    stack = bench.stack(method, seed, max_calls="budget")
-    validator = bench.validator(stack, seed)
-    seeds = bench.seeds()  # with the profile's decoding and loop-cut genes
-    res = validator.validate(seeds)
-    best = max(seeds, key=lambda p: (res[p.id].s_val, -ord(p.name)))
-    render = lambda p, i: bench.task.render(p.render(), i)[0]  # noqa: E731
-    pool = bench.labelled_pool()
-    rng = random.Random(f"{method}-{seed}")
-    details: dict[str, Any] = {"best_seed": best.name}
-    if method == "sft_refs":
-        pairs = sft_pairs(best, pool, render, bench.task.reference_text, rng)
-        details["pairs"] = {"pairs": len(pairs), "source": "human references"}
-    else:
-        n_conf = len(bench.confirmation.instances) if bench.confirmation else 0
-        reserve = 2 * len(validator.instances) + 2 * n_conf  # validate and confirm the result
-        n = max(0, bench.budget - stack.budget.backend_calls - reserve)
-        instances = rng.sample(pool, min(n, len(pool)))
-        pairs, details["pairs"] = self_pairs(best, instances, validator.evaluator, render)
-    out_dir = bench.work / "adapters" / f"{method}-seed{seed}"
-    training = train(pairs, seed, out_dir)
-    sha = training["sha256"]
-    details["training"] = {k: v for k, v in training.items() if k != "losses"}
-    details["adapter_path"] = training["adapter_path"]
-    adapter = build_stack(
-        embedded_with_adapter(training["adapter_path"], sha, bench.model_config(), seed),
-        None,
-        stack.budget,
-    ).client
-    validator.evaluator.adapters = lambda s: adapter
-    candidate = with_adapter(best, sha, method)
-    got = validator.validate([candidate])[candidate.id]
-    winner = candidate if got.s_val > res[best.id].s_val else best
-    details["selection"] = {"with_adapter": got.s_val, "best_seed": res[best.id].s_val}
-    returned = winner
-    if bench.confirmation is not None and winner is not best:
-        ev = Evaluator(bench.task, stack.client, bench.agent_sampling(seed), SerialRunner())
-        ev.adapters = lambda s: adapter
-        conf = Validator(
-            bench.task, ev, bench.confirmation.instances, bench.weights, "confirmation"
-        )
-        c = confirm(conf, winner, best, "better_mean", seed)
-        details["confirmation"] = c.to_json()
-        returned = winner if c.returned == winner.id else best
-    s_val = validator.memo[returned.id].s_val
-    return RunOut(returned, s_val, stack.budget, time.perf_counter() - t0, details)

@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -102,7 +103,7 @@ def busiest() -> list[str]:
     return [line.strip()[:160] for line in out[1:6]]
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lengths", type=int, nargs="+", default=[256, 512, 1024])
     ap.add_argument("--ranks", type=int, nargs="+", default=[8, 16])
@@ -114,72 +115,52 @@ def main() -> None:
     ap.add_argument("--adapter-len", type=int, default=512)
     ap.add_argument("--serving-repeats", type=int, default=3, help="0: skip the serving cost")
     ap.add_argument("--out", default=str(RESULTS / "distill_speed.json"))
-    args = ap.parse_args()
+    return ap.parse_args()
 
-    from evotrainer.distill.base_model import load_base, load_tokenizer
-    from evotrainer.distill.export import write_adapter
+
+def measure(tok, rank: int, n: int, args: argparse.Namespace, threads: int) -> tuple[dict, Any]:
+    """One (rank, length) cell: ``--warmup`` + ``--steps`` steps on pairs of ``n`` tokens;
+    the cell's numbers and the trained LoRA (the first one is exported)."""
     from evotrainer.distill.train import train_lora
-    from evotrainer.llm.llamacpp import auto_threads
 
-    info = machine()
-    info["busiest_processes_at_start"] = busiest()
-    threads = args.threads or auto_threads()
-    log(f"load {info['load_avg_at_start']}, torch threads {threads}")
-    t0 = time.perf_counter()
-    tok = load_tokenizer()
-    load_base()
-    load_s = time.perf_counter() - t0
-    log(f"tokenizer + model loaded in {load_s:.1f} s")
+    pairs = [pair_of(tok, n, k) for k in range(args.warmup + args.steps)]
+    settings = LoraSettings(
+        rank=rank,
+        alpha=2 * rank,
+        steps=args.warmup + args.steps,
+        max_seq_len=n,
+        threads=threads,
+        seed=0,
+    )
+    stamps: list[tuple[float, int]] = []
 
-    cells = []
-    export_s = None
-    workdir = Path(tempfile.mkdtemp(prefix="distill-speed-"))
-    adapter = None
-    for rank in args.ranks:
-        for n in args.lengths:
-            pairs = [pair_of(tok, n, k) for k in range(args.warmup + args.steps)]
-            settings = LoraSettings(
-                rank=rank,
-                alpha=2 * rank,
-                steps=args.warmup + args.steps,
-                max_seq_len=n,
-                threads=threads,
-                seed=0,
-            )
-            stamps: list[tuple[float, int]] = []
+    def progress(p, stamps=stamps):
+        stamps.append((time.perf_counter(), p.step))
 
-            def progress(p, stamps=stamps):
-                stamps.append((time.perf_counter(), p.step))
+    start = time.perf_counter()
+    lora = train_lora(pairs, settings, progress=progress)
+    assert not lora.pairs_skipped, lora.pairs_skipped
+    step_s = [b[0] - a[0] for a, b in zip([(start, 0), *stamps], stamps, strict=False)]
+    measured = step_s[args.warmup :]
+    per_step = lora.tokens / len(lora.losses)
+    cell = {
+        "rank": rank,
+        "seq_len": n,
+        "tokens_per_step": per_step,
+        "step_seconds": [round(s, 3) for s in step_s],
+        "tokens_per_s": round(per_step * len(measured) / sum(measured), 1),
+        "median_step_s": round(statistics.median(measured), 3),
+        "trainable_params": sum(p.numel() for p in lora.model.parameters() if p.requires_grad),
+        "load_avg": [round(x, 2) for x in os.getloadavg()],
+    }
+    return cell, lora
 
-            start = time.perf_counter()
-            lora = train_lora(pairs, settings, progress=progress)
-            assert not lora.pairs_skipped, lora.pairs_skipped
-            step_s = [b[0] - a[0] for a, b in zip([(start, 0), *stamps], stamps, strict=False)]
-            measured = step_s[args.warmup :]
-            per_step = lora.tokens / len(lora.losses)
-            cell = {
-                "rank": rank,
-                "seq_len": n,
-                "tokens_per_step": per_step,
-                "step_seconds": [round(s, 3) for s in step_s],
-                "tokens_per_s": round(per_step * len(measured) / sum(measured), 1),
-                "median_step_s": round(statistics.median(measured), 3),
-                "trainable_params": sum(
-                    p.numel() for p in lora.model.parameters() if p.requires_grad
-                ),
-                "load_avg": [round(x, 2) for x in os.getloadavg()],
-            }
-            if export_s is None:
-                t = time.perf_counter()
-                adapter, _ = write_adapter(lora, workdir)
-                export_s = time.perf_counter() - t
-            cells.append(cell)
-            log(
-                f"rank {rank:>2} len {n:>4}: {cell['tokens_per_s']:7.1f} tokens/s "
-                f"(median step {cell['median_step_s']:.2f} s), load {cell['load_avg']}"
-            )
-            del lora
 
+def adapter_cost(
+    cells: list[dict], args: argparse.Namespace, load_s: float, export_s: float | None
+) -> list[dict]:
+    """Per rank, the minutes one adapter costs at ``--adapter-len``: its measured rate, plus
+    loading and export."""
     adapters = []
     for rank in args.ranks:
         cell = next(
@@ -201,6 +182,44 @@ def main() -> None:
                 "total_minutes": round(train_min + (load_s + (export_s or 0)) / 60, 1),
             }
         )
+    return adapters
+
+
+def main() -> None:
+    args = parse_args()
+    from evotrainer.distill.base_model import load_base, load_tokenizer
+    from evotrainer.distill.export import write_adapter
+    from evotrainer.llm.llamacpp import auto_threads
+
+    info = machine()
+    info["busiest_processes_at_start"] = busiest()
+    threads = args.threads or auto_threads()
+    log(f"load {info['load_avg_at_start']}, torch threads {threads}")
+    t0 = time.perf_counter()
+    tok = load_tokenizer()
+    load_base()
+    load_s = time.perf_counter() - t0
+    log(f"tokenizer + model loaded in {load_s:.1f} s")
+
+    cells = []
+    export_s = None
+    workdir = Path(tempfile.mkdtemp(prefix="distill-speed-"))
+    adapter = None
+    for rank in args.ranks:
+        for n in args.lengths:
+            cell, lora = measure(tok, rank, n, args, threads)
+            if export_s is None:
+                t = time.perf_counter()
+                adapter, _ = write_adapter(lora, workdir)
+                export_s = time.perf_counter() - t
+            cells.append(cell)
+            log(
+                f"rank {rank:>2} len {n:>4}: {cell['tokens_per_s']:7.1f} tokens/s "
+                f"(median step {cell['median_step_s']:.2f} s), load {cell['load_avg']}"
+            )
+            del lora
+
+    adapters = adapter_cost(cells, args, load_s, export_s)
     serving = None
     if args.serving_repeats and adapter is not None:
         serving = serving_cost(adapter, tok, threads, args.serving_repeats)

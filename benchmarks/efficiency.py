@@ -83,7 +83,7 @@ def fresh_demo_run(
         engine.run(run_dir)
     except BudgetExceeded as exc:
         C.log(f"{name}: {exc}")
-    decoder = getattr(engine.stack.backend, "_decoder", None)
+    decoder = getattr(engine.components.stack.backend, "_decoder", None)
     if decoder_stats is not None and decoder is not None:
         decoder_stats.update(decoder.stats)
     return json.loads((run_dir / "summary.json").read_text())

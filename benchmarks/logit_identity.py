@@ -83,7 +83,103 @@ def speed(llm, dec, prefix: list[int]) -> dict:
     return {"prefill_tokens_per_s": round(statistics.median(rates), 1), "step_ms": steps}
 
 
-def main(argv: list[str] | None = None) -> int:
+class Probe:
+    """The batched decoder's context with the shared prefix in sequence 0, copied to every
+    other sequence; decodes after the prefix are compared, then cleared."""
+
+    def __init__(self, llm, dec, prefix: list[int], n_seq: int) -> None:
+        import llama_cpp
+
+        self.dec, self.prefix, self.n_seq = dec, prefix, n_seq
+        self.ctx, self.mem, self.n_vocab = dec._ctx, dec._ctx.memory, llm._n_vocab
+        self.L = len(prefix)
+        for s in range(1, n_seq):
+            llama_cpp.llama_memory_seq_cp(self.mem, 0, s, -1, -1)
+
+    def logits(self, i: int):
+        import numpy as np
+
+        return np.ctypeslib.as_array(self.ctx.get_logits_ith(i), shape=(self.n_vocab,)).copy()
+
+    def clear(self) -> None:
+        import llama_cpp
+
+        for s in range(self.n_seq):
+            llama_cpp.llama_memory_seq_rm(self.mem, s, self.L, -1)
+
+    def rows(self, p: int) -> dict:
+        """P sequences, one token each (distinct tokens from the prefix), alone vs in one step."""
+        dec, L = self.dec, self.L
+        toks = [self.prefix[(37 * s + 11) % L] for s in range(p)]
+        alone = []
+        for s, t in enumerate(toks):
+            dec._decode([(t, L, s, True)], "steps")
+            alone.append(self.logits(0))
+        self.clear()
+        dec._decode([(t, L, s, True) for s, t in enumerate(toks)], "steps")
+        together = [self.logits(i) for i in range(p)]
+        self.clear()
+        return compare(alone, together)
+
+    def tokens(self, k: int) -> tuple[dict, dict]:
+        """k tokens of one sequence, one at a time vs in one step; and the same k tokens cut
+        into two steps (as another chunking of a prompt would) vs in one step."""
+        dec, L = self.dec, self.L
+        toks = self.prefix[L // 2 : L // 2 + k]
+        alone = []
+        for j, t in enumerate(toks):
+            dec._decode([(t, L + j, 0, True)], "steps")
+            alone.append(self.logits(0))
+        self.clear()
+        dec._decode([(t, L + j, 0, True) for j, t in enumerate(toks)], "steps")
+        together = [self.logits(j) for j in range(k)]
+        self.clear()
+        half = k // 2
+        dec._decode([(t, L + j, 0, True) for j, t in enumerate(toks[:half])], "steps")
+        split = [self.logits(j) for j in range(half)]
+        dec._decode([(t, L + j, 0, True) for j, t in enumerate(toks[half:], start=half)], "steps")
+        split += [self.logits(j) for j in range(k - half)]
+        self.clear()
+        return compare(alone, together), compare(split, together)
+
+
+def compare(alone: list, together: list) -> dict:
+    import numpy as np
+
+    diffs = [float(np.max(np.abs(a - b))) for a, b in zip(alone, together, strict=True)]
+    flips = sum(int(np.argmax(a) != np.argmax(b)) for a, b in zip(alone, together, strict=True))
+    return {
+        "max_abs_diff": max(diffs),
+        "identical": sum(d == 0.0 for d in diffs),
+        "compared": len(diffs),
+        "greedy_flips": flips,
+        "logit_scale": float(max(np.max(np.abs(a)) for a in alone)),
+    }
+
+
+def print_table(out: dict) -> None:
+    print(
+        f"{out['model']}, llama-cpp-python {out['llama_cpp_python']}, llamafile {out['llamafile']}"
+    )
+    print("| decoded together | max logit difference | identical | greedy flips |")
+    print("|---|---|---|---|")
+    labels = (
+        ("rows", "{} sequences x 1 token, against each alone"),
+        ("tokens", "1 sequence x {} tokens, against one at a time"),
+        ("split", "1 sequence x {} tokens, against the same in two steps"),
+    )
+    for kind, label in labels:
+        for n, r in out[kind].items():
+            print(
+                f"| {label.format(n)} | {r['max_abs_diff']:.4g} (logits up to {r['logit_scale']:.1f})"
+                f" | {r['identical']} of {r['compared']} | {r['greedy_flips']} |"
+            )
+    if "speed" in out:
+        sp = out["speed"]
+        print(f"prefill {sp['prefill_tokens_per_s']} tokens/s; step ms {sp['step_ms']}")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -95,10 +191,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tokens", type=int, nargs="+", default=[2, 4, 9, 32])
     ap.add_argument("--speed", action="store_true", help="also time prefill and wide steps")
     ap.add_argument("--out", type=Path)
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
 
     import llama_cpp
-    import numpy as np
 
     from evotrainer.llm.llamacpp import smollm2_path
     from evotrainer.llm.llamacpp_batch import BatchDecoder, pieces
@@ -114,66 +213,16 @@ def main(argv: list[str] | None = None) -> int:
     n_seq = max(max(args.rows), 2)
     dec = BatchDecoder(llm, n_seq)
     dec._context(args.prefix + max(args.tokens) + 8)
-    ctx, mem, n_vocab = dec._ctx, dec._ctx.memory, llm._n_vocab
-
     prefix = prefix_tokens(llm, args.data, args.prefix)
     for a, b in pieces(0, len(prefix), dec.n_batch):  # as the decoder prefills
         dec._decode([(prefix[i], i, 0, False) for i in range(a, b)], "prefill")
-    for s in range(1, n_seq):
-        llama_cpp.llama_memory_seq_cp(mem, 0, s, -1, -1)
-    L = len(prefix)
-
-    def logits(i: int):
-        return np.ctypeslib.as_array(ctx.get_logits_ith(i), shape=(n_vocab,)).copy()
-
-    def clear() -> None:
-        for s in range(n_seq):
-            llama_cpp.llama_memory_seq_rm(mem, s, L, -1)
-
-    def compare(alone: list, together: list) -> dict:
-        diffs = [float(np.max(np.abs(a - b))) for a, b in zip(alone, together, strict=True)]
-        flips = sum(int(np.argmax(a) != np.argmax(b)) for a, b in zip(alone, together, strict=True))
-        return {
-            "max_abs_diff": max(diffs),
-            "identical": sum(d == 0.0 for d in diffs),
-            "compared": len(diffs),
-            "greedy_flips": flips,
-            "logit_scale": float(max(np.max(np.abs(a)) for a in alone)),
-        }
+    probe = Probe(llm, dec, prefix, n_seq)
 
     results: dict = {"rows": {}, "tokens": {}, "split": {}}
-    # P sequences, one token each (distinct tokens from the prefix), alone vs in one step
     for p in args.rows:
-        toks = [prefix[(37 * s + 11) % L] for s in range(p)]
-        alone = []
-        for s, t in enumerate(toks):
-            dec._decode([(t, L, s, True)], "steps")
-            alone.append(logits(0))
-        clear()
-        dec._decode([(t, L, s, True) for s, t in enumerate(toks)], "steps")
-        together = [logits(i) for i in range(p)]
-        clear()
-        results["rows"][p] = compare(alone, together)
-    # k tokens of one sequence, one at a time vs in one step
+        results["rows"][p] = probe.rows(p)
     for k in args.tokens:
-        toks = prefix[L // 2 : L // 2 + k]
-        alone = []
-        for j, t in enumerate(toks):
-            dec._decode([(t, L + j, 0, True)], "steps")
-            alone.append(logits(0))
-        clear()
-        dec._decode([(t, L + j, 0, True) for j, t in enumerate(toks)], "steps")
-        together = [logits(j) for j in range(k)]
-        clear()
-        results["tokens"][k] = compare(alone, together)
-        # the same k tokens cut into two steps (as another chunking of a prompt would)
-        half = k // 2
-        dec._decode([(t, L + j, 0, True) for j, t in enumerate(toks[:half])], "steps")
-        split = [logits(j) for j in range(half)]
-        dec._decode([(t, L + j, 0, True) for j, t in enumerate(toks[half:], start=half)], "steps")
-        split += [logits(j) for j in range(k - half)]
-        clear()
-        results["split"][k] = compare(split, together)
+        results["tokens"][k], results["split"][k] = probe.tokens(k)
     if args.speed:
         results["speed"] = speed(llm, dec, prefix)
     dec.close()
@@ -182,32 +231,14 @@ def main(argv: list[str] | None = None) -> int:
     out = {
         "model": Path(path).name,
         "threads": args.threads,
-        "prefix_tokens": L,
+        "prefix_tokens": probe.L,
         "llama_cpp_python": llama_cpp.__version__,
         "llama_cpp_module": llama_cpp.__file__,
         "llamafile": "LLAMAFILE = 1" in system,
         "system_info": system.strip(),
         **results,
     }
-    print(
-        f"{out['model']}, llama-cpp-python {out['llama_cpp_python']}, llamafile {out['llamafile']}"
-    )
-    print("| decoded together | max logit difference | identical | greedy flips |")
-    print("|---|---|---|---|")
-    labels = (
-        ("rows", "{} sequences x 1 token, against each alone"),
-        ("tokens", "1 sequence x {} tokens, against one at a time"),
-        ("split", "1 sequence x {} tokens, against the same in two steps"),
-    )
-    for kind, label in labels:
-        for n, r in results[kind].items():
-            print(
-                f"| {label.format(n)} | {r['max_abs_diff']:.4g} (logits up to {r['logit_scale']:.1f})"
-                f" | {r['identical']} of {r['compared']} | {r['greedy_flips']} |"
-            )
-    if "speed" in results:
-        sp = results["speed"]
-        print(f"prefill {sp['prefill_tokens_per_s']} tokens/s; step ms {sp['step_ms']}")
+    print_table(out)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")

@@ -30,10 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import common as C  # noqa: E402
 from evotrainer.config import CacheConfig  # noqa: E402
-from evotrainer.evaluation.evaluator import Evaluator  # noqa: E402
-from evotrainer.evaluation.runner import SerialRunner  # noqa: E402
 from evotrainer.evaluation.validation import Validator  # noqa: E402
-from evotrainer.llm.base import SamplingParams  # noqa: E402
 from evotrainer.llm.budget import Budget  # noqa: E402
 from evotrainer.llm.spec import build_stack  # noqa: E402
 from evotrainer.policy.decoding import DecodingGenes  # noqa: E402
@@ -106,14 +103,13 @@ def main(argv: list[str] | None = None) -> int:
     backend = C.make_backend(args.model, 4096, args.threads)
     cache = CacheConfig(enabled=True, path=str(C.WORK / "cache" / "readability.sqlite"))
     stack = build_stack(backend, cache, Budget())
-    sampling = SamplingParams(temperature=0.0, max_tokens=args.max_tokens, seed=0)
     seeds = task.seed_policies()
     for name in args.decodings.split(","):
         if all(f"{name}|{cut}" in doc["settings"] for cut in CUTS):
             continue
         with C.timer() as t:
             for cut_name, cut in CUTS.items():
-                ev = Evaluator(task, stack.client, sampling, SerialRunner())
+                ev = C.evaluator(task, stack.client, args.max_tokens)
                 pols = [
                     p.with_genes(p.lineage, DecodingGenes(**DECODINGS[name]), LoopCut(**cut))
                     for p in seeds

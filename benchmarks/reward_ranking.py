@@ -33,12 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import common as C  # noqa: E402
 from evotrainer.config import CacheConfig  # noqa: E402
-from evotrainer.evaluation.evaluator import Evaluator  # noqa: E402
-from evotrainer.evaluation.runner import SerialRunner  # noqa: E402
 from evotrainer.evaluation.surrogate import spearman  # noqa: E402
 from evotrainer.evaluation.validation import Validator, combine_s_val  # noqa: E402
 from evotrainer.harness.reward import score_rollout  # noqa: E402
-from evotrainer.llm.base import SamplingParams  # noqa: E402
 from evotrainer.llm.budget import Budget  # noqa: E402
 from evotrainer.llm.spec import build_stack  # noqa: E402
 from evotrainer.policy.genome import PolicyGenome  # noqa: E402
@@ -89,8 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     backend = C.make_backend(args.model, 4096, args.threads)
     cache = CacheConfig(enabled=True, path=str(C.WORK / "cache" / "reward-ranking.sqlite"))
     stack = build_stack(backend, cache, Budget())
-    sampling = SamplingParams(temperature=0.0, max_tokens=256, seed=0)
-    ev = Evaluator(task, stack.client, sampling, SerialRunner())
+    ev = C.evaluator(task, stack.client, 256)
     val = Validator(task, ev, meetings, C.S_VAL_WEIGHTS, "ami-train developer meetings")
     results = val.validate(pols)
     components = task.reward_components()

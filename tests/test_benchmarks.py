@@ -8,7 +8,12 @@ import json
 
 import pytest
 from benchmarks import common as C
-from benchmarks import efficiency, quality, run_all
+from benchmarks import efficiency, engine, profile, quality, result_file, run_all
+from benchmarks.cells import adapters, grid
+from benchmarks.cells import settings as cell_settings
+from benchmarks.cells import summary as cell_summary
+from benchmarks.cells import table as cell_table
+from benchmarks.methods import registry
 
 from tests.support import needs_model, tiny_profile
 
@@ -32,7 +37,7 @@ def test_quality_every_method_at_a_tiny_budget(tmp_path):
     doc = quality.run(quality.parse_args(_quality_args(tmp_path, "--budget", "16", "--seeds", "3")))
     on_disk = json.loads((tmp_path / "quality.json").read_text())
     assert on_disk["partial"] is False
-    assert set(on_disk["methods"]) == set(quality.ROWS)
+    assert set(on_disk["methods"]) == set(registry.ROWS)
     assert on_disk["settings"]["budget"] == 16
     assert on_disk["data"]["test"]["n"] >= 1
     for row, rec in doc["methods"].items():
@@ -50,8 +55,8 @@ def test_quality_every_method_at_a_tiny_budget(tmp_path):
             assert run["test"]["s_val"] is not None
             assert run["best_policy"]["text"]
         assert agg["test_s_val"]["mean"] is not None
-    table = quality.table(doc)
-    assert table.count("\n") == len(quality.ROWS) + 1
+    table = result_file.table(doc)
+    assert table.count("\n") == len(registry.ROWS) + 1
 
 
 def test_quality_engine_overrides_reach_the_engine(tmp_path):
@@ -194,7 +199,7 @@ def test_quality_table_and_estimate_modes(tmp_path, capsys):
     capsys.readouterr()
     assert quality.main(["--estimate", "--model", C.FAKE_SPEC, "--profile", "full"]) == 0
     est = json.loads(capsys.readouterr().out)
-    assert est["calls"]["budgeted"] == 5 * 3 * quality.PROFILES["full"]["budget"]
+    assert est["calls"]["budgeted"] == 5 * 3 * profile.load("full")["budget"]
 
 
 # -- the standard profile: cells in a results directory -------------------------------------
@@ -221,8 +226,6 @@ def _cell_files(tmp_path) -> dict[str, str]:
 
 
 def test_standard_cells_resume_and_partial_table(tmp_path, capsys):
-    from benchmarks import standard
-
     # a subset first: the seeds and one random-search cell
     quality.main(_standard_args(tmp_path, "--cells", "seeds,random_search:0"))
     first = _cell_files(tmp_path)
@@ -232,7 +235,7 @@ def test_standard_cells_resume_and_partial_table(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "PARTIAL" in out and "| random_search | ok | missing | missing |" in out
     assert "| seed_best |" in out and "| gepa |" in out  # finished rows and the missing cells
-    with standard.cell_lock(tmp_path / "work", "random_search-seed1") as got:
+    with grid.cell_lock(tmp_path / "work", "random_search-seed1") as got:
         assert got  # as if another process were running that cell now
         quality.main(["--table", str(tmp_path / "res")])
         assert "| random_search | ok | running | missing |" in capsys.readouterr().out
@@ -245,8 +248,8 @@ def test_standard_cells_resume_and_partial_table(tmp_path, capsys):
     after = _cell_files(tmp_path)
     for cell, text in first.items():
         assert after[cell] == text, cell  # same file: same start time, same result
-    grid = {c for c, m, _ in standard.all_cells(3) if m in methods.split(",")}
-    assert set(after) == grid
+    cells = {c for c, m, _ in grid.all_cells(3) if m in methods.split(",")}
+    assert set(after) == cells
     for cell, text in after.items():
         rec = json.loads(text)
         if rec["method"] == "gepa" and importlib.util.find_spec("gepa") is None:
@@ -311,18 +314,16 @@ def test_standard_cells_resume_and_partial_table(tmp_path, capsys):
 
 
 def test_standard_retries_failed_cells_and_filters(tmp_path, capsys):
-    from benchmarks import standard
-
-    cells = standard.all_cells(3)
-    assert [c for c, _, _ in standard.select_cells(cells, None, "gepa:1,seeds")] == [
+    cells = grid.all_cells(3)
+    assert [c for c, _, _ in grid.select_cells(cells, None, "gepa:1,seeds")] == [
         "seeds",
         "gepa-seed1",
     ]
-    assert len(standard.select_cells(cells, "inner_ga,evotrainer", None)) == 6
+    assert len(grid.select_cells(cells, "inner_ga,evotrainer", None)) == 6
     with pytest.raises(SystemExit, match="matches no cell"):
-        standard.select_cells(cells, None, "evotrainer:7")
+        grid.select_cells(cells, None, "evotrainer:7")
     with pytest.raises(SystemExit, match="unknown method"):
-        standard.select_cells(cells, "nope", None)
+        grid.select_cells(cells, "nope", None)
     # a failed cell is written (the table shows it) and tried again on the next run
     args = _standard_args(tmp_path, "--cells", "seeds", "--skip-test")
     res = tmp_path / "res" / "cells" / "seeds.json"
@@ -358,41 +359,40 @@ def test_standard_refuses_other_settings(tmp_path):
 def test_a_method_appended_to_a_profile_is_no_difference_but_any_other_change_is():
     """A method added at the end of a profile's list runs its own new cells and changes none
     that finished; a removed, reordered or replaced method is a different comparison."""
-    from benchmarks import standard
 
     def comp(*methods):
         return {"settings": {"methods": list(methods), "budget": 300}}
 
-    assert standard._methods_added(comp("a", "b"), comp("a", "b", "c")) == ["c"]
-    assert standard._methods_added(comp("a", "b"), comp("a", "b")) == []
-    assert standard._methods_added(comp("a", "b"), comp("b", "a", "c")) == []
-    assert standard._methods_added(comp("a", "b"), comp("a")) == []
-    assert standard._methods_added({"settings": {}}, comp("a")) == []
+    assert cell_settings.methods_added(comp("a", "b"), comp("a", "b", "c")) == ["c"]
+    assert cell_settings.methods_added(comp("a", "b"), comp("a", "b")) == []
+    assert cell_settings.methods_added(comp("a", "b"), comp("b", "a", "c")) == []
+    assert cell_settings.methods_added(comp("a", "b"), comp("a")) == []
+    assert cell_settings.methods_added({"settings": {}}, comp("a")) == []
     # the new method's engine config is absent from the recording: only it changed
     new = 'per_method.alternation_per_scale: "<absent>" recorded, {"model": {} now'
-    assert standard._changed_methods([new]) == {"alternation_per_scale"}
-    assert standard._changed_methods(["per_method.evotrainer.inner.elites: 1 recorded, 2 now"]) == {
-        "evotrainer"
-    }
+    assert cell_settings.changed_methods([new]) == {"alternation_per_scale"}
+    assert cell_settings.changed_methods(
+        ["per_method.evotrainer.inner.elites: 1 recorded, 2 now"]
+    ) == {"evotrainer"}
 
 
 def test_an_engine_option_added_since_at_its_default_is_no_difference():
     """Engine cells recorded before an option existed still match when the option now stands
     at its default (the old behaviour); any other value, or a changed field, is refused."""
-    from benchmarks import standard
-
-    defaults = {"config": standard.engine_defaults()}
+    defaults = {"config": cell_settings.engine_defaults()}
     recorded = {"config": {"task": {"name": "meetings"}}, "profile": {"budget": 300}}
     now = {"config": {"task": {"name": "meetings", "empty_reference_items": "skip"}}}
     now["profile"] = {"budget": 300}
-    assert standard._diff(recorded, now, defaults=defaults) == []
+    assert cell_settings.diff(recorded, now, defaults=defaults) == []
     now["config"]["task"]["empty_reference_items"] = "abstain"
-    assert standard._diff(recorded, now, defaults=defaults) == [
+    assert cell_settings.diff(recorded, now, defaults=defaults) == [
         'config.task.empty_reference_items: "<absent>" recorded, "abstain" now'
     ]
-    assert standard._diff({"profile": {"budget": 300}}, {"profile": {"budget": 40}}, "", defaults)
+    assert cell_settings.diff(
+        {"profile": {"budget": 300}}, {"profile": {"budget": 40}}, "", defaults
+    )
     gone = {"config": {"task": {}}, "profile": {"budget": 300}}  # a recorded field dropped
-    assert standard._diff(recorded, gone, defaults=defaults) == [
+    assert cell_settings.diff(recorded, gone, defaults=defaults) == [
         'config.task.name: "meetings" recorded, "<absent>" now'
     ]
 
@@ -401,23 +401,21 @@ def test_standard_says_which_engine_option_is_missing(tmp_path, monkeypatch):
     class OldValidationConfig:  # an engine without validation.confirm
         model_fields = {"data": None, "limit": None}
 
-    monkeypatch.setattr(quality, "ValidationConfig", OldValidationConfig)
+    monkeypatch.setattr(engine, "ValidationConfig", OldValidationConfig)
     with pytest.raises(SystemExit, match="validation.confirm"):
         quality.main(_standard_args(tmp_path, "--cells", "evotrainer:0"))
     assert not (tmp_path / "res" / "cells").exists()  # refused before any cell ran
 
 
 def test_standard_table_needs_a_results_directory(tmp_path):
-    from benchmarks import standard
-
     with pytest.raises(SystemExit, match="not a results directory"):
-        standard.table_from_dir(tmp_path)
+        cell_table.table_from_dir(tmp_path)
 
 
 def test_standard_estimate_counts_every_test_meeting(capsys):
     assert quality.main(["--estimate", "--model", C.FAKE_SPEC, "--profile", "standard"]) == 0
     est = json.loads(capsys.readouterr().out)
-    prof = quality.PROFILES["standard"]
+    prof = profile.load("standard")
     assert est["calls"]["budgeted"] == 5 * 3 * prof["budget"]
     n_test = sum(est["test_meetings"].values())
     assert est["calls"]["test_at_most"] == n_test * (3 + 5 * 3)
@@ -427,13 +425,11 @@ def test_a_run_recorded_before_the_empty_reference_rule_reads_as_abstain():
     """The first standard run predates ``empty_reference_items``: it matches a rerun under
     "abstain" (its behaviour) and is refused under "skip" (every cell would measure another
     metric)."""
-    from benchmarks import standard
-
     recorded = {"settings": {"budget": 300}}
     same = {"settings": {"budget": 300, "empty_reference_items": "abstain"}}
-    assert standard._diff(recorded, same, defaults=standard.COMPARED_DEFAULTS) == []
+    assert cell_settings.diff(recorded, same, defaults=cell_settings.COMPARED_DEFAULTS) == []
     other = {"settings": {"budget": 300, "empty_reference_items": "skip"}}
-    assert standard._diff(recorded, other, defaults=standard.COMPARED_DEFAULTS) == [
+    assert cell_settings.diff(recorded, other, defaults=cell_settings.COMPARED_DEFAULTS) == [
         'settings.empty_reference_items: "<absent>" recorded, "skip" now'
     ]
 
@@ -445,21 +441,19 @@ def test_every_method_scores_with_the_profiles_empty_reference_rule():
 
     from tests.test_metrics import ami_like
 
-    prof = dict(quality.PROFILES["standard"])
+    prof = dict(profile.load("standard"))
     assert prof["empty_reference_items"] == "skip"
     none = ami_like(())  # an AMI meeting whose reference lists no action item
     answer = "## Summary\nThe team met.\n## Action items\n- Tom: invent work\n"
-    scorer = Scorer(quality.make_task(prof), None, None, C.S_VAL_WEIGHTS)  # type: ignore[arg-type]
+    scorer = Scorer(profile.meeting_task(prof), None, None, C.S_VAL_WEIGHTS)  # type: ignore[arg-type]
     s, row = scorer.score_output(none, answer)
     assert row["action_item_f1"] is None and s == pytest.approx(row["rougeL"])
     assert "not scored" in feedback_text(none, Scored(answer, s, row))
-    quick = Scorer(quality.make_task(quality.PROFILES["quick"]), None, None, C.S_VAL_WEIGHTS)  # type: ignore[arg-type]
+    quick = Scorer(profile.meeting_task(profile.load("quick")), None, None, C.S_VAL_WEIGHTS)  # type: ignore[arg-type]
     assert quick.score_output(none, answer)[1]["action_item_f1"] == 0.0  # abstain
 
 
 def test_items_written_where_the_reference_lists_none_are_counted_beside_s_val():
-    from benchmarks import standard
-
     def rec(n_items, ref):
         return {"s_val": 0.1, "n_action_items": n_items, "reference_items": ref}
 
@@ -472,13 +466,13 @@ def test_items_written_where_the_reference_lists_none_are_counted_beside_s_val()
         "icsi": {"i1": {"pA": rec(5, None), "pB": rec(0, None)}},
     }
     meetings = [("ami-dev", m) for m in ("m1", "m2", "m3")] + [("icsi", "i1")]
-    got = standard.items_where_reference_lists_none(scores, meetings, ["pA", "pB"])
+    got = cell_summary.items_where_reference_lists_none(scores, meetings, ["pA", "pB"])
     assert got == {
         "meetings": 2,
         "per_run": [{"items": 3, "meetings_with_items": 2}, {"items": 0, "meetings_with_items": 0}],
     }
-    assert standard.items_where_reference_lists_none(scores, meetings[3:], ["pA"]) is None
-    assert standard._items(got) == "3 (2), 0 (0)"
+    assert cell_summary.items_where_reference_lists_none(scores, meetings[3:], ["pA"]) is None
+    assert cell_table._items(got) == "3 (2), 0 (0)"
 
 
 # -- paired bootstrap ---------------------------------------------------------------------
@@ -601,23 +595,24 @@ def test_a_killed_engine_cell_resumes_from_its_checkpoint_and_spends_its_budget_
 
 
 def test_a_switched_off_distillation_section_is_no_engine_difference():
-    from benchmarks import standard
-
     recorded = {"per_method": {"fixed": {"distill": {"enabled": False, "max_seq_len": 1024}}}}
     now = {"per_method": {"fixed": {"distill": {"enabled": False, "max_seq_len": 1536}}}}
-    assert standard._diff(standard._inert_sections(recorded), standard._inert_sections(now)) == []
+    assert (
+        cell_settings.diff(
+            cell_settings.inert_sections(recorded), cell_settings.inert_sections(now)
+        )
+        == []
+    )
     on = {"per_method": {"fixed": {"distill": {"enabled": True, "max_seq_len": 1536}}}}
     off = {"per_method": {"fixed": {"distill": {"enabled": True, "max_seq_len": 1024}}}}
-    assert standard._diff(standard._inert_sections(off), standard._inert_sections(on)) == [
-        "per_method.fixed.distill.max_seq_len: 1024 recorded, 1536 now"
-    ]
+    assert cell_settings.diff(
+        cell_settings.inert_sections(off), cell_settings.inert_sections(on)
+    ) == ["per_method.fixed.distill.max_seq_len: 1024 recorded, 1536 now"]
 
 
 def test_a_cells_adapter_is_kept_in_the_results_directory(tmp_path):
     """The work directory is git-ignored: a finished cell's adapter is copied beside its JSON,
     so a later session's test evaluation finds it there; a missing file is recorded."""
-    from benchmarks import standard
-
     work, results = tmp_path / "work", tmp_path / "results"
     made = work / "runs" / "alternation-seed1" / "adapters" / "g3" / "abc.gguf"
     made.parent.mkdir(parents=True)
@@ -629,18 +624,16 @@ def test_a_cells_adapter_is_kept_in_the_results_directory(tmp_path):
             "evotrainer": {"best_policy": {"id": "p3"}},
         }
     }
-    standard.keep_adapters(rec, work, results)
+    adapters.keep_adapters(rec, work, results)
     kept = results / "adapters" / "abc.gguf"
     assert kept.read_bytes() == b"GGUF adapter"
     assert rec["missing_adapters"] == ["gone"]
     made.unlink()  # a fresh checkout: only the results directory is left
-    assert standard.find_adapter("abc", results, work) == kept
-    assert standard.find_adapter("gone", results, work) is None
+    assert adapters.find_adapter("abc", results, work) == kept
+    assert adapters.find_adapter("gone", results, work) is None
 
 
 def test_a_cell_whose_adapter_is_gone_runs_again_unless_its_test_is_complete(tmp_path):
-    from benchmarks import standard
-
     results, work = tmp_path / "results", tmp_path / "work"
     (results / "test").mkdir(parents=True)
     ids = {"ami-dev": ["a1", "a2"], "icsi": ["i1"]}
@@ -649,14 +642,14 @@ def test_a_cell_whose_adapter_is_gone_runs_again_unless_its_test_is_complete(tmp
     cell = {"status": "ok", "rows": {"sft_refs": {"best_policy": {"id": "p1", "adapter": "abc"}}}}
     plain = {"status": "ok", "rows": {"evotrainer": {"best_policy": {"id": "p2"}}}}
     cells = {"sft_refs-seed1": cell, "evotrainer-seed1": plain}
-    lost = standard.lost_adapter_cells(cells, results, work)
+    lost = adapters.lost_adapter_cells(cells, results, work)
     assert list(lost) == ["sft_refs-seed1"] and "abc" in lost["sft_refs-seed1"]
     scores = {"ami-dev": {"a1": {"p1": {}}, "a2": {"p1": {}}}, "icsi": {"i1": {}}}
     (results / "test" / "scores.json").write_text(json.dumps(scores))
-    assert list(standard.lost_adapter_cells(cells, results, work)) == ["sft_refs-seed1"]
+    assert list(adapters.lost_adapter_cells(cells, results, work)) == ["sft_refs-seed1"]
     scores["icsi"]["i1"]["p1"] = {}  # scored on every test meeting: the file is not needed
     (results / "test" / "scores.json").write_text(json.dumps(scores))
-    assert standard.lost_adapter_cells(cells, results, work) == {}
+    assert adapters.lost_adapter_cells(cells, results, work) == {}
 
 
 def test_the_readable_profile_gives_every_method_the_same_genes_and_reads_the_answers(

@@ -70,8 +70,8 @@ def test_the_estimate_is_close_to_the_calls_a_run_makes(sets):
     overrides = [f"{k}={v}" for k, v in {**FAST, **sets}.items()]
     cfg = load_config(None, overrides, {"model.spec": "fake:minutes"})
     co = CoEvolution(cfg)
-    vs = co.validation_set
-    est = estimate_calls(cfg, len(vs.selection), len(vs.confirmation), len(co.inner.seeds))
+    vs = co.components.validation_set
+    est = estimate_calls(cfg, len(vs.selection), len(vs.confirmation), len(co.state.inner.seeds))
     calls = co.run(None).summary["llm_calls"]
     assert 0.6 <= est.total / calls <= 1.8, (est.to_json(), calls)
 
@@ -258,5 +258,5 @@ def test_no_note_when_validation_is_large_enough(tmp_path):
         {"model.spec": "fake:echo"},
     )
     co = CoEvolution(cfg)
-    assert co.validation_set.confirmation_note is None
-    assert len(co.validation_set.confirmation) == 6
+    assert co.components.validation_set.confirmation_note is None
+    assert len(co.components.validation_set.confirmation) == 6

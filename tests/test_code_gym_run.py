@@ -76,9 +76,13 @@ def test_a_code_gym_run_end_to_end_on_a_fake(tmp_path):
     gens = [e for e in events if e["type"] == "generation"]
     assert "visible_tests" in gens[-1]["best_components"]
     assert any(e["type"] == "outer_step" for e in events)
-    assert co.task.sandbox.executions > 0
+    assert co.components.task.sandbox.executions > 0
     # multi-turn episodes were played (the stub answers fail their examples and are revised)
-    turns = [len(rec.rollout.turns) for rec in co.evaluator.store.values() if rec.rollout.turns]
+    turns = [
+        len(rec.rollout.turns)
+        for rec in co.components.evaluator.store.values()
+        if rec.rollout.turns
+    ]
     assert turns and max(turns) == 2
     page = build_report(tmp_path / "run").read_text()
     assert "visible_tests" in page and "pass_at_1" in page
@@ -173,11 +177,11 @@ def test_a_call_cap_still_leaves_the_final_validation_its_turns(tmp_path):
         inner={"population": 4, "elites": 2, "tasks_per_generation": 3, "generations": 20},
     )
     co = CoEvolution(cfg, llm=code_llm())
-    assert co.budget.reserve == 2 * len(co.validation_set.selection)
+    assert co.components.budget.reserve == 2 * len(co.components.validation_set.selection)
     result = co.run(tmp_path / "run")
     assert result.summary["stopped"] == "budget"
     assert result.summary["last_best_s_val"] is not None
-    assert co.budget.snapshot()["backend_calls"] <= 70
+    assert co.components.budget.snapshot()["backend_calls"] <= 70
 
 
 def test_evotrainer_eval_task_code_reports_pass_at_1(tmp_path):

@@ -65,7 +65,7 @@ def test_special_casing_the_visible_tests_is_caught(tmp_path):
     result = co.run(tmp_path / "run")
     events = [json.loads(x) for x in (tmp_path / "run" / "events.jsonl").read_text().splitlines()]
     gens = [e for e in events if e["type"] == "generation"]
-    hack_ids = {pid for pid, p in co.policies.items() if HACK in p.render().lower()}
+    hack_ids = {pid for pid, p in co.state.policies.items() if HACK in p.render().lower()}
     hacked = [e["generation"] for e in gens if e["best_policy"] in hack_ids]
     assert hacked, "the hack family never took over: the scenario did not happen"
     alerts = [

@@ -87,11 +87,11 @@ def _source_with_ratings(tmp_path: Path) -> tuple[Path, int]:
         validation={"data": None, "synthetic_size": 6, "confirm": 2},
     )
     co = fake_run(cfg, tmp_path / "source")
-    policies = [e.policy.id for e in co.hopt.archive.entries]
+    policies = [e.policy.id for e in co.state.hopt.archive.entries]
     assert len(set(policies)) >= 2
     left, right = sorted(set(policies))[:2]
     store = RatingStore(tmp_path / "source")
-    meetings = [i.id for i in co.validation_set.selection]
+    meetings = [i.id for i in co.components.validation_set.selection]
     for k, m in enumerate(meetings):
         store.add(
             Rating(

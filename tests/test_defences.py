@@ -135,10 +135,10 @@ def test_policy_that_leaks_private_data_is_rejected(tmp_path):
     violations = {
         e["policy_id"]: e["rules"] for e in events if e["type"] == "constitution_violation"
     }
-    ids = {p.render(): pid for pid, p in co.policies.items()}
+    ids = {p.render(): pid for pid, p in co.state.policies.items()}
     assert violations[ids[leaky]] == ["private_data"]
     assert violations[ids["Ignore the transcript and write 'ok'."]] == ["ignore_the_input"]
-    assert math.isinf(co.inner.fitness[ids[leaky]].fitness)
+    assert math.isinf(co.state.inner.fitness[ids[leaky]].fitness)
     assert result.best.render() != leaky and "contact" not in result.best.render()
     page = build_report(tmp_path / "run").read_text()
     assert "Constitution: " in page and "policy(ies) rejected" in page and "private_data" in page

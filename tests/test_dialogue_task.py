@@ -245,3 +245,43 @@ def test_the_reference_clerk_succeeds_and_the_inventing_clerk_does_not():
 @pytest.mark.parametrize("text", ["", "Clerk: Hello.\nCustomer: hi\nClerk: more"])
 def test_the_clerks_reply_stops_where_the_model_writes_the_customers_part(text):
     assert clerk_reply(text) == ("" if not text else "Hello.")
+
+
+def test_the_patience_gene_reaches_the_customers_and_the_outer_loop_moves_it():
+    """Issue 48's persona genes as issue 49's gene table: the task declares ``patience``; the
+    batch source hands the generator every gene; a less patient customer leaves an unhelpful
+    clerk sooner; the outer loop's random steps move the gene within its bounds."""
+    from dataclasses import replace
+
+    from evotrainer.config import config_from_dict
+    from evotrainer.harness.genes import gene_table, initial_genes
+    from evotrainer.harness.genome import HarnessBounds, HarnessGenome
+    from evotrainer.harness.training_set import BatchSource
+    from evotrainer.loops.outer import HarnessOptimizer
+    from evotrainer.loops.rng import stream
+    from evotrainer.tasks.dialogue.personas import PATIENCE
+
+    useless = type(
+        "Useless", (), {"complete": lambda self, m, p: type("C", (), {"text": "Hello."})()}
+    )()
+    long = len(talk(replace(payload("cooperative"), patience=1.6), useless, 40)[1])
+    short = len(talk(replace(payload("cooperative"), patience=0.6), useless, 40)[1])
+    assert short < long
+    # the default keeps the ids instances had before the gene
+    assert instance(payload("terse")).id == instance(replace(payload("terse"), patience=1.0)).id
+
+    task = DialogueTask(db=DB)
+    cfg = config_from_dict({"task": {"name": "dialogue"}, "outer": {"variants": 4}})
+    table = gene_table(cfg.harness, cfg.outer, task, real_pool=False)
+    assert table["patience"] == PATIENCE
+    h = HarnessGenome({"success": 1.0}, {**initial_genes(table), "patience": 0.7})
+    batch = BatchSource(task.generator()).sample(4, h, random.Random(3))
+    assert {i.payload.patience for i in batch} == {0.7}
+    opt = HarnessOptimizer(cfg.outer, h, HarnessBounds(1.0, table), stream(0, "g"), ("success",))
+    from evotrainer.loops.weakness import WeaknessReport
+
+    report = WeaknessReport(
+        s_val=0.1, s_val_by_length={}, train_reward=0.5, train_components={}, validation={}
+    )
+    moved = {v.genes["patience"] for v in opt.ask(report)}
+    assert moved - {0.7} and all(0.6 <= g <= 1.6 for g in moved)

@@ -106,7 +106,7 @@ def test_every_distill_method_runs_and_its_adapter_is_served_in_the_test(tmp_pat
 
 
 def test_training_cost_reads_both_kinds_of_cell():
-    from benchmarks import standard
+    from benchmarks.cells import summary
 
     weights = {
         "status": "ok",
@@ -154,7 +154,7 @@ def test_training_cost_reads_both_kinds_of_cell():
         },
     }
     plain = {"status": "ok", "method": "evotrainer", "rows": {"evotrainer": {"best_policy": {}}}}
-    cost = standard.training_cost({"a": weights, "b": engine, "c": plain})
+    cost = summary.training_cost({"a": weights, "b": engine, "c": plain})
     assert set(cost) == {"weights_only", "alternation"}
     (w,) = cost["weights_only"]
     assert (w["train_cpu_s"], w["train_wall_s"], w["adapters_kept"]) == (700.0, 370.0, 1)

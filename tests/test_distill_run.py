@@ -88,7 +88,7 @@ def run(tmp_path, cfg, name="run", adapter_llm=strong_llm):
     co = CoEvolution(cfg, task=task, llm=weak_llm(task))
     better = adapter_llm(task)
     co._adapter_client = lambda sha: better  # noqa: SLF001 - the fake serving stack
-    co.evaluator.adapters = co._adapter_client
+    co.components.evaluator.adapters = co._adapter_client
     return co, co.run(tmp_path / name)
 
 
@@ -104,9 +104,9 @@ def test_a_distilled_adapter_that_validates_better_is_carried_by_the_population(
     (record,) = result.summary["distillations"]
     assert record["kept"] and record["adapter"] and record["pairs"]["pairs"] >= 2
     assert record["validation"]["with_adapter"]["s_val"] > record["validation"]["without"]["s_val"]
-    assert all(p.adapter == record["adapter"] for p in co.inner.population)
+    assert all(p.adapter == record["adapter"] for p in co.state.inner.population)
     assert result.best.adapter == record["adapter"]
-    assert any(p.lineage.operator == "distill" for p in co.inner.population)
+    assert any(p.lineage.operator == "distill" for p in co.state.inner.population)
     types = [e["type"] for e in events(tmp_path / "run")]
     assert types.index("distill_started") < types.index("distill_progress")
     assert types.index("distill_progress") < types.index("distill_finished")
@@ -133,7 +133,7 @@ def test_an_adapter_that_does_not_validate_better_is_set_aside(tmp_path, fake_tr
     co, result = run(tmp_path, config(tmp_path), adapter_llm=weak_llm)
     (record,) = result.summary["distillations"]
     assert not record["kept"] and "set aside" in record["why"]
-    assert all(p.adapter is None for p in co.inner.population)
+    assert all(p.adapter is None for p in co.state.inner.population)
 
 
 def test_pairs_are_the_best_rewarded_answers_and_say_why(tmp_path, fake_training):
@@ -202,7 +202,7 @@ def test_a_run_killed_during_training_resumes_and_trains_it_again(tmp_path, fake
     co, _ = CoEvolution.resume(tmp_path / "killed", task=task, llm=weak_llm(task))
     better = strong_llm(task)
     co._adapter_client = lambda sha: better  # noqa: SLF001
-    co.evaluator.adapters = co._adapter_client
+    co.components.evaluator.adapters = co._adapter_client
     result = co.run(tmp_path / "killed")
     assert len(fake_training) == first + 1  # trained after the resume
     assert result.summary["distillations"][0]["kept"]
@@ -243,9 +243,9 @@ def test_a_population_carrying_an_adapter_survives_a_kill_and_resume(
     with pytest.raises(Killed):
         co.run(tmp_path / "run")
     resumed, _ = CoEvolution.resume(tmp_path / "run", task=task, llm=weak_llm(task))
-    assert resumed.distillations and resumed.distillations[0]["kept"]
-    sha = resumed.distillations[0]["adapter"]
-    assert all(p.adapter == sha for p in resumed.inner.population)  # from the checkpoint
+    assert resumed.state.distillations and resumed.state.distillations[0]["kept"]
+    sha = resumed.state.distillations[0]["adapter"]
+    assert all(p.adapter == sha for p in resumed.state.inner.population)  # from the checkpoint
     result = resumed.run(tmp_path / "run")
     assert result.best.adapter == sha and len(fake_training) == 1  # not trained again
     assert set(served) == {sha}

@@ -180,7 +180,7 @@ def test_outer_loop_lowers_a_gamed_weight_and_raises_s_val(tmp_path):
     doc = json.loads((tmp_path / "run" / "best" / "policy.json").read_text())
     assert doc["id"] == result.best.id and doc["ancestors"][0]["id"] == result.best.id
     assert doc["ancestors"][-1]["lineage"]["operator"] in ("seed", "seed_variation")
-    assert co.policies[s["initial_policy"]].render().count(HACK) == 1, "the hack won at first"
+    assert co.state.policies[s["initial_policy"]].render().count(HACK) == 1, "the hack won at first"
     assert s["harness"]["weights"].get("action_count", 0.0) < 0.8  # lowered, or switched off
     assert s["final_s_val"] > s["initial_s_val"] + 0.05
     assert HACK not in result.best.render()
@@ -204,10 +204,12 @@ def test_seed_best_on_validation_is_returned_when_the_proxy_prefers_a_hack(tmp_p
     gen0 = [json.loads(x) for x in (tmp_path / "run" / "events.jsonl").read_text().splitlines()]
     seeds = [e for e in gen0 if e["type"] == "validation" and e["role"] == "seed"]
     proxy_best = next(e for e in gen0 if e["type"] == "validation" and e["role"] == "initial")
-    assert HACK in co.policies[proxy_best["policy_id"]].render(), "the proxy prefers a hack"
+    assert HACK in co.state.policies[proxy_best["policy_id"]].render(), "the proxy prefers a hack"
     validated = {e["policy_id"] for e in seeds} | {proxy_best["policy_id"]}
-    assert {p.id for p in co.policies.values() if p.name in ("S0", "S1", "S2", "S3")} <= validated
-    assert co.policies[s["initial_policy"]].name == "S3"
+    assert {
+        p.id for p in co.state.policies.values() if p.name in ("S0", "S1", "S2", "S3")
+    } <= validated
+    assert co.state.policies[s["initial_policy"]].name == "S3"
     assert s["initial_s_val"] > proxy_best["s_val"]
     assert s["final_s_val"] >= s["initial_s_val"]
     assert HACK not in result.best.render()
@@ -218,10 +220,10 @@ def test_budget_cap_still_validates_the_final_best(tmp_path):
     task = RecordingMeetingTask()
     co = CoEvolution(cfg, task=task, llm=family_llm(task))
     s = co.run(tmp_path / "run").summary
-    n_val = len(co.validation_set.instances)
+    n_val = len(co.components.validation_set.instances)
     assert s["stopped"] == "budget"
     assert s["last_best_s_val"] is not None, "the held-back calls validated the final best"
-    assert co.budget.backend_calls <= 150
+    assert co.components.budget.backend_calls <= 150
     events = [json.loads(x) for x in (tmp_path / "run" / "events.jsonl").read_text().splitlines()]
     finals = [e for e in events if e["type"] == "validation" and e["role"] == "final"]
     assert len(finals) == 1 and n_val == 6
@@ -231,7 +233,7 @@ def test_budget_cap_still_validates_the_final_best(tmp_path):
     )
     co2 = CoEvolution(cfg2, task=RecordingMeetingTask(), llm=family_llm(task))
     s2 = co2.run(tmp_path / "run2").summary
-    assert s2["stopped"] == "budget" and co2.budget.backend_calls == 150
+    assert s2["stopped"] == "budget" and co2.components.budget.backend_calls == 150
 
 
 def test_same_seed_and_cache_give_an_identical_run(tmp_path):
@@ -243,7 +245,7 @@ def test_same_seed_and_cache_give_an_identical_run(tmp_path):
 
     first, _ = run("a")
     second, co2 = run("b")
-    assert co2.budget.backend_calls == 0, "the warm cache answers everything"
+    assert co2.components.budget.backend_calls == 0, "the warm cache answers everything"
     volatile = {"wall_s", "runtime"}
     assert {k: v for k, v in first.items() if k not in volatile} == {
         k: v for k, v in second.items() if k not in volatile

@@ -164,7 +164,7 @@ def test_a_run_under_concurrency_never_passes_max_calls(tmp_path):
     cfg = small_config(tmp_path / "c.sqlite", budget={"max_calls": 30})
     co = CoEvolution(cfg, task=task, llm=llm, runner=ThreadRunner(4))
     co.run(tmp_path / "run")
-    assert llm.calls <= 30 and co.budget.backend_calls <= 30
+    assert llm.calls <= 30 and co.components.budget.backend_calls <= 30
 
 
 def test_a_cap_below_the_first_generation_is_a_clear_error_with_a_summary(tmp_path):

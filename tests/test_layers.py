@@ -1,11 +1,11 @@
 """The shape of the code. No import cycles (issue 34): between files, and between evotrainer's
 packages, every import counted, those inside functions and behind ``if TYPE_CHECKING:`` too
-(issue 49). The layers themselves are import-linter's contracts in pyproject.toml (``make
-lint``); siblings a layer lets import each other must still not import each other in a circle.
-A module the layers place apart from its package (the task registry and the policy genome are
-core) counts as a package of its own. Small modules and functions, in src/ and benchmarks/; an
-import inside a function only with its reason (issue 49); a lazy package root; no meeting
-metric named in the generic packages."""
+(issue 49); none among benchmarks/' modules either. The layers themselves are import-linter's
+contracts in pyproject.toml (``make lint``); siblings a layer lets import each other must still
+not import each other in a circle. A module the layers place apart from its package (the task
+registry and the policy genome are core) counts as a package of its own. Small modules and
+functions, in src/ and benchmarks/; an import inside a function only with its reason (issue
+49); a lazy package root; no meeting metric named in the generic packages."""
 
 from __future__ import annotations
 
@@ -135,12 +135,20 @@ def test_modules_and_functions_stay_small():
     assert _too_big(REPO / "src" / "evotrainer") == []
 
 
-@pytest.mark.xfail(
-    strict=True, reason="benchmarks/ is being rewritten into one runner (issue 49, part 2)"
-)
 def test_benchmark_modules_and_functions_stay_small():
-    """The same rule over benchmarks/ (issue 49)."""
+    """The same rule over benchmarks/ (issue 49: one runner, profiles as data, methods as small
+    modules)."""
     assert _too_big(REPO / "benchmarks") == []
+
+
+def test_the_benchmarks_import_no_cycle():
+    """Issue 49: benchmarks/ is a client of the library, not a second program with modules
+    that need each other; every import counts, those inside functions and behind
+    ``if TYPE_CHECKING:`` too, as in src/."""
+    g = grimp.build_graph("benchmarks", exclude_type_checking_imports=False)
+    graph = {m: set(g.find_modules_directly_imported_by(m)) for m in g.modules}
+    cycles = _cycles(graph)
+    assert not cycles, _show(cycles)
 
 
 LAZY = re.compile(r"#\s*lazy:\s*(optional dependency|start-up time)\b")

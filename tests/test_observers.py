@@ -24,7 +24,7 @@ def test_an_observer_that_raises_is_reported_and_detached(tmp_path, capsys):
     seen = []
     cfg = small_config(tmp_path / "c.sqlite")
     co = fake_run(cfg, tmp_path / "run", [broken, seen.append])
-    assert co.inner.generation == 6  # the run went on to the end
+    assert co.state.inner.generation == 6  # the run went on to the end
     assert calls.count("generation") == 1  # detached after the first failure
     detached = [e for e in seen if e.type == "observer_detached"]
     assert len(detached) == 1 and "tracker is down" in detached[0].data["error"]
@@ -49,6 +49,6 @@ def test_resume_keeps_the_given_runner(tmp_path):
     co, path = CoEvolution.resume(
         tmp_path / "run", task=task, llm=family_llm(task), runner=CountingRunner()
     )
-    assert co.evaluator.runner.__class__ is CountingRunner
+    assert co.components.evaluator.runner.__class__ is CountingRunner
     co.run(path)
     assert CountingRunner.jobs > 0

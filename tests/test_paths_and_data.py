@@ -116,7 +116,7 @@ def test_the_fallback_when_no_data_is_named_is_logged(tmp_path, monkeypatch, cap
     )
     with caplog.at_level(logging.WARNING, logger="evotrainer"):
         co = CoEvolution(cfg)
-    assert co.validation_set.synthetic
+    assert co.components.validation_set.synthetic
     logged = " ".join(r.getMessage() for r in caplog.records)
     assert "synthetic validation set" in logged
     assert "synthetic training only" in logged

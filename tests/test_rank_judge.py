@@ -155,12 +155,14 @@ def test_with_an_unlabelled_pool_answers_are_rescored_without_references(tmp_pat
         }
     )
     co = CoEvolution(cfg, task=task, llm=scripted(task))
-    assert co._pool_unlabelled
-    inst = co.validator.instances[0]
+    assert co.components.rank_scores.pool_unlabelled
+    inst = co.components.validator.instances[0]
     row = {"instance_id": inst.id, "output": "# Minutes\n- a point\n- another", "error": None}
-    fb = co.evaluator.components["completeness"].score(task.unlabelled(inst), row["output"], None)
+    fb = co.components.evaluator.components["completeness"].score(
+        task.unlabelled(inst), row["output"], None
+    )
     assert "salient words of the transcript" in fb.feedback
-    assert co._rescore(row)["completeness"] == pytest.approx(fb.score)
+    assert co.components.rank_scores.rescore(row)["completeness"] == pytest.approx(fb.score)
 
 
 def test_leaving_one_policy_out_of_the_learned_reward():
@@ -211,9 +213,9 @@ def test_the_learned_reward_can_learn_from_the_selection_answers(tmp_path, monke
     events = [json.loads(x) for x in (tmp_path / "run" / "events.jsonl").read_text().splitlines()]
     refits = [e for e in events if e["type"] == "defence_refit"]
     assert refits and refits[-1]["learned"]["n_pairs"] > 0
-    validated = {pid for pid, r in co.validator.memo.items() if not r.partial}
-    answers = sum(len(co.validator.memo[pid].per_instance) for pid in validated)
+    validated = {pid for pid, r in co.components.validator.memo.items() if not r.partial}
+    answers = sum(len(co.components.validator.memo[pid].per_instance) for pid in validated)
     # every pair is a selection answer of a validated policy (those validated after the last
     # outer step are not in yet)
-    assert 0 < len(co.learned.model.pairs) <= answers
-    assert {g for *_, g in co.learned.model.pairs} <= validated
+    assert 0 < len(co.components.learned.model.pairs) <= answers
+    assert {g for *_, g in co.components.learned.model.pairs} <= validated

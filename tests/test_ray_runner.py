@@ -54,9 +54,9 @@ def test_the_ray_runner_end_to_end(tmp_path, local_ray, minutes_server, monkeypa
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     task, server = minutes_server
     co, summary = _run(tmp_path, "ray", task, server, "ray")
-    pool = co.stack.backend
+    pool = co.components.stack.backend
     assert type(pool).__name__ == "RayPoolLLM" and len(pool.workers) == 2
-    assert co.stack.client.parallel_requests == 4  # 2 workers x model.concurrency 2
+    assert co.components.stack.client.parallel_requests == 4  # 2 workers x model.concurrency 2
     assert summary["stopped"] == "completed" and summary["llm_calls"] > 20
     runtime = json.loads((tmp_path / "ray" / "summary.json").read_text())["runtime"]
     assert runtime["backend_calls"] == summary["llm_calls"] and runtime["llm_errors"] == 0
@@ -68,18 +68,18 @@ def test_the_ray_runner_end_to_end(tmp_path, local_ray, minutes_server, monkeypa
 
     # a rerun on the driver's cache: no call reaches a worker
     before = server.requests
-    co2 = CoEvolution(co.cfg, task=task)
+    co2 = CoEvolution(co.components.cfg, task=task)
     co2.run(tmp_path / "rerun")
-    assert server.requests == before and co2.budget.backend_calls == 0
+    assert server.requests == before and co2.components.budget.backend_calls == 0
     assert comparable_summary(tmp_path / "rerun") == summary
-    co2.stack.backend.close()
+    co2.components.stack.backend.close()
 
     # the call cap holds exactly with 4 requests in flight at a time
-    cfg = co.cfg.model_copy(deep=True)
+    cfg = co.components.cfg.model_copy(deep=True)
     cfg.cache.path = str(tmp_path / "capped.sqlite")
     cfg.budget.max_calls = 30
     cfg.budget.reserve_final = False
     co3 = CoEvolution(cfg, task=task)
     co3.run(tmp_path / "capped")
-    assert co3.budget.backend_calls == 30 and co3.budget.in_flight == 0
-    co3.stack.backend.close()
+    assert co3.components.budget.backend_calls == 30 and co3.components.budget.in_flight == 0
+    co3.components.stack.backend.close()

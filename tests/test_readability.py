@@ -308,9 +308,9 @@ def test_the_genes_survive_a_checkpoint_and_a_kill_then_resume(tmp_path):
     }
     cfg = small_config(tmp_path / "a.sqlite", inner=genes)
     whole = fake_run(cfg, tmp_path / "whole")
-    evolved = [p for p in whole.policies.values() if p.lineage.operator == "decoding"]
+    evolved = [p for p in whole.state.policies.values() if p.lineage.operator == "decoding"]
     assert evolved, "the decoding operator made children"
-    seeds = [p for p in whole.policies.values() if p.lineage.operator == "seed"]
+    seeds = [p for p in whole.state.policies.values() if p.lineage.operator == "seed"]
     assert seeds and all(p.decoding.repeat_penalty == 1.2 for p in seeds)
     assert all(p.postprocess.cut_ngram == 8 and p.decoding.max_tokens == 200 for p in seeds)
     cfg = small_config(tmp_path / "b.sqlite", inner=genes)
@@ -318,8 +318,8 @@ def test_the_genes_survive_a_checkpoint_and_a_kill_then_resume(tmp_path):
         fake_run(cfg, tmp_path / "killed", observers=[kill_at(ev.GENERATION, 3)])
     resumed = fake_resume(tmp_path / "killed")
     assert comparable_summary(tmp_path / "killed") == comparable_summary(tmp_path / "whole")
-    for pid, p in whole.policies.items():
-        q = resumed.policies[pid]
+    for pid, p in whole.state.policies.items():
+        q = resumed.state.policies[pid]
         assert (q.decoding, q.postprocess) == (p.decoding, p.postprocess)
     best = json.loads((tmp_path / "killed" / "best" / "policy.json").read_text())
     assert PolicyGenome.from_json(best).id == best["id"]

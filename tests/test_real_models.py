@@ -137,7 +137,7 @@ def test_code_gym_runs_on_the_embedded_model(tmp_path):
     result = co.run(tmp_path / "run")
     assert result.summary["stopped"] == "completed"
     assert "pass_at_1" in result.summary["final_aggregates"]
-    assert co.task.sandbox.executions > 0
+    assert co.components.task.sandbox.executions > 0
     from evotrainer.report.build import build_report
 
     assert build_report(tmp_path / "run").is_file()  # the report renders a code-task run

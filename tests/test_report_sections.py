@@ -75,11 +75,16 @@ def test_lineage_holds_every_policy_made(run):
 
     co, path = run
     tree = population_lineage(load_run(path))
-    assert {n.id for n in tree.nodes} == set(co.policies)
-    made = {pid for p in co.policies.values() for pid in p.lineage.parents if pid in co.policies}
+    assert {n.id for n in tree.nodes} == set(co.state.policies)
+    made = {
+        pid
+        for p in co.state.policies.values()
+        for pid in p.lineage.parents
+        if pid in co.state.policies
+    }
     assert {e.parent for e in tree.edges} == made
     for e in tree.edges:
-        assert e.operator == co.policies[e.child].lineage.operator
+        assert e.operator == co.state.policies[e.child].lineage.operator
     returned = json.loads((path / "summary.json").read_text())["best_policy"]
     assert [n.id for n in tree.nodes if n.returned] == [returned]
     assert any(n.s_val is not None for n in tree.nodes)
@@ -132,7 +137,7 @@ def test_per_meeting_deltas_of_the_returned_policy_against_the_best_seed(run):
     parts = {r["part"] for r in pm["rows"]}
     assert parts == {"selection", "confirmation"}
     ids = [r["instance_id"] for r in pm["rows"]]
-    assert len(ids) == len(set(ids)) == len(co.validation_set.instances)
+    assert len(ids) == len(set(ids)) == len(co.components.validation_set.instances)
     for r in pm["rows"]:
         assert r["delta"] == pytest.approx(r["returned"] - r["best_seed"])
     page = (path / "report" / "index.html").read_text()

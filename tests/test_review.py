@@ -363,7 +363,7 @@ def test_ratings_that_disagree_with_rouge_change_the_harness_choice(tmp_path):
     from evotrainer.coevolution import CoEvolution
 
     def style(co, pid):
-        text = co.policies[pid].render().lower()
+        text = co.state.policies[pid].render().lower()
         return "decisions" if "decision" in text else "summary" if "summar" in text else "plain"
 
     # reinject_best off: the ratings then change nothing but the harness choice (with it on,
@@ -388,10 +388,12 @@ def test_ratings_that_disagree_with_rouge_change_the_harness_choice(tmp_path):
     for name in ("without", "with"):
         task = RecordingMeetingTask()
         co = CoEvolution(cfg, task=task, llm=styled_llm(task))
-        co.observers.append(kill_at("outer_step", 1))  # stopped before its checkpoint
+        co.components.events.observers.append(
+            kill_at("outer_step", 1)
+        )  # stopped before its checkpoint
         with pytest.raises(Killed):
             co.run(tmp_path / name)
-        meetings = {i.id: i.payload for i in co.validation_set.selection}
+        meetings = {i.id: i.payload for i in co.components.validation_set.selection}
     verdicts = scripted_review(tmp_path / "with", meetings, n=12)
     resumed = {}
     for name in ("without", "with"):

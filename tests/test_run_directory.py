@@ -198,6 +198,24 @@ def test_two_processes_cannot_write_one_run_directory(tmp_path):
     assert len(finished) == 1
 
 
+def test_a_lock_of_any_name_is_seen_held_without_being_taken(tmp_path):
+    """The benchmarks lock each cell with a RunLock of its own name; ``in_use`` only reads."""
+    from evotrainer.run.lock import LockHeld, RunLock
+
+    lock = RunLock(tmp_path, "cell-a.lock")
+    assert not lock.in_use() and not lock.path.exists()  # no file: no lock, none made
+    lock.acquire()
+    try:
+        other = RunLock(tmp_path, "cell-a.lock")
+        assert other.in_use() and lock.in_use()
+        with pytest.raises(LockHeld, match="in use by another process"):
+            other.acquire()
+        assert not RunLock(tmp_path, "cell-b.lock").in_use()
+    finally:
+        lock.release()
+    assert not RunLock(tmp_path, "cell-a.lock").in_use()
+
+
 def test_resume_refuses_a_finished_run(tmp_path):
     cfg = small_config(tmp_path / "c.sqlite", inner={"generations": 2})
     run_dir = tmp_path / "run"
@@ -231,9 +249,9 @@ def test_run_files_are_strict_json(tmp_path):
     cfg = small_config(tmp_path / "c.sqlite", inner={"generations": 2})
     run_dir = tmp_path / "run"
     co = fake_run(cfg, run_dir)
-    best = co.inner.best()
-    co.inner.fitness[best.id] = co.inner.fitness[best.id].__class__(
-        **{**co.inner.fitness[best.id].__dict__, "fitness": -math.inf}
+    best = co.state.inner.best()
+    co.state.inner.fitness[best.id] = co.state.inner.fitness[best.id].__class__(
+        **{**co.state.inner.fitness[best.id].__dict__, "fitness": -math.inf}
     )
     from evotrainer.engine.outcome import write_results
 

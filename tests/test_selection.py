@@ -17,7 +17,11 @@ from evotrainer.defences.constitution import Constitution
 from evotrainer.errors import DataError
 from evotrainer.evaluation.evaluator import Evaluator
 from evotrainer.evaluation.fitness import FitnessJudge
-from evotrainer.evaluation.paired import paired_difference
+from evotrainer.evaluation.paired import (
+    paired_difference,
+    runs_and_instances_difference,
+    runs_difference,
+)
 from evotrainer.evaluation.validation import Validator
 from evotrainer.harness.genome import HarnessGenome
 from evotrainer.harness.reference import reference_components
@@ -68,6 +72,33 @@ def test_paired_difference_interval():
     one = paired_difference({"x": 0.3}, {"x": 0.1})  # one meeting: no interval, never "above"
     assert one.n == 1 and not one.above_zero
     assert str(one) == "+0.200 (no interval from 1 instance) over 1"
+
+
+def test_several_runs_of_one_side_are_averaged_per_instance_or_resampled_too():
+    """A benchmark's method has several runs (seeds): ``runs_difference`` averages them per
+    instance (the same mean and interval as the paired difference of the averages);
+    ``runs_and_instances_difference`` has that mean and a wider interval when the runs
+    disagree (which result a run ends with is random too)."""
+    rng = np.random.default_rng(3)
+    base = rng.uniform(0.1, 0.3, 60)
+    runs = [list(base + 0.04 + rng.normal(0, 0.02, 60)) for _ in range(2)] + [list(base)]
+    avg = np.mean(runs, axis=0)
+    d = runs_difference(runs, list(base), seed=5)
+    same = paired_difference(
+        {
+            f"{i:03d}": round(float(x - y), 12) + 0.0
+            for i, (x, y) in enumerate(zip(avg, base, strict=True))
+        },
+        {f"{i:03d}": 0.0 for i in range(60)},
+        seed=5,
+    )
+    assert (d.mean, d.lo, d.hi, d.n) == pytest.approx((same.mean, same.lo, same.hi, same.n))
+    both = runs_and_instances_difference(runs, [list(base)], seed=5)
+    assert both.mean == pytest.approx(d.mean) and both.lo < d.lo and both.hi > d.hi
+    assert runs_difference([[0.5, None, 0.7]], [0.4, 0.3, None]).n == 1  # no score: left out
+    zero = runs_and_instances_difference([list(base)], [list(base)])
+    assert zero.mean == zero.lo == zero.hi == 0.0
+    assert runs_and_instances_difference([], [[0.1]]).n == 0
 
 
 def test_confirmation_split_interleaves_and_refuses_too_little_selection():
@@ -140,7 +171,7 @@ def test_racing_stops_a_hopeless_child_early_and_keeps_a_promising_one():
     assert fits[bad.id].n == 2, "the hopeless child met only the first instances"
     assert fits[good.id].n == 6, "the promising child met the whole batch"
     assert fits[bad.id].fitness < min(judge([e], batch, h, 0)[e.id].fitness for e in elites)
-    assert judge.raced_out == 1 and judge.race_saved == 4
+    assert judge.race.raced_out == 1 and judge.race.race_saved == 4
     assert sum(1 for k in ev.store if k[0] == bad.id) == 2
     # racing off: everyone meets everything
     _, plain = _judge(task, llm, race_first=0)
@@ -233,16 +264,18 @@ def test_run_returns_an_evolved_policy_confirmed_on_held_out_meetings(tmp_path):
     s = result.summary
     c = s["confirmation"]
     assert c["n"] == 4 and s["validation"]["n"] == 4
-    assert set(c["instance_ids"]).isdisjoint(i.id for i in co.validator.instances)
+    assert set(c["instance_ids"]).isdisjoint(i.id for i in co.components.validator.instances)
     assert "template" in result.best.components, "the template operator found the better policy"
     assert c["returned"] == result.best.id == c["winner"] != c["best_seed"]
     assert c["difference"]["mean"] > 0 and c["reason"].startswith("confirmed")
     # no validation instance (selection or confirmation) ever reached a training signal
-    held = {i.id for i in co.validation_set.instances}
-    assert co.train_ids and not co.train_ids & held
-    assert any(i.startswith("corpus-5-") for i in co.train_ids), "real instances were trained on"
-    refs = {task.reference_example(i) for i in co.validation_set.instances}
-    assert not refs & set(co.reference_examples)
+    held = {i.id for i in co.components.validation_set.instances}
+    assert co.state.train_ids and not co.state.train_ids & held
+    assert any(i.startswith("corpus-5-") for i in co.state.train_ids), (
+        "real instances were trained on"
+    )
+    refs = {task.reference_example(i) for i in co.components.validation_set.instances}
+    assert not refs & set(co.components.reference_examples)
     events = [json.loads(x) for x in (tmp_path / "run" / "events.jsonl").read_text().splitlines()]
     kinds = {e["type"] for e in events}
     assert {"trial_started", "trial_finished", "validation_started", "confirmation"} <= kinds
@@ -255,12 +288,12 @@ def test_run_returns_the_best_seed_when_confirmation_disagrees(tmp_path):
     task = RecordingMeetingTask()
     cfg = _run_config(tmp_path, corpus, val)
     probe = CoEvolution(cfg, task=task, llm=scripted(task))
-    confirmation_ids = frozenset(i.id for i in probe.validation_set.confirmation)
+    confirmation_ids = frozenset(i.id for i in probe.components.validation_set.confirmation)
     # templates help on the selection meetings but give junk on the confirmation ones
     co = CoEvolution(cfg, task=task, llm=scripted(task, bad_on=confirmation_ids))
     result = co.run(tmp_path / "run")
     c = result.summary["confirmation"]
-    assert c["winner"] != c["best_seed"] and "template" in co.policies[c["winner"]].components
+    assert c["winner"] != c["best_seed"] and "template" in co.state.policies[c["winner"]].components
     assert c["returned"] == c["best_seed"] == result.best.id
     assert c["difference"]["mean"] < 0 and c["reason"].startswith("not confirmed")
     assert result.summary["best_policy"] == c["best_seed"]
@@ -434,13 +467,13 @@ def test_children_are_validated_after_every_generation_and_the_best_anchors(tmp_
         validated = {e["policy_id"] for v in per_gen.values() for e in v}
         assert len(validated) == sum(len(v) for v in per_gen.values()), "validated twice"
         full = {e["policy_id"] for v in per_gen.values() for e in v if not e["partial"]}
-        archived = {a.policy.id for a in co.hopt.archive.entries}
+        archived = {a.policy.id for a in co.state.hopt.archive.entries}
         assert full and full <= archived and not (validated - full) & archived
     anchors = [e for e in events if e["type"] == "reinject" and e.get("reason") == "anchor"]
     assert anchors, "the best validated policy never became the anchor"
-    best = co.hopt.archive.best()
-    assert co.inner.protected == best.policy.id
-    assert best.policy.id in {p.id for p in co.inner.population}
+    best = co.state.hopt.archive.best()
+    assert co.state.inner.protected == best.policy.id
+    assert best.policy.id in {p.id for p in co.state.inner.population}
     assert "template" in result.best.components
 
 
@@ -451,7 +484,7 @@ def test_a_raced_out_child_is_not_validated_again(tmp_path):
     val = write_corpus(tmp_path / "val.jsonl", 8, seed=6)
     task = RecordingMeetingTask()
     cfg = _run_config(tmp_path, corpus, val, validation={"each_generation": 2})
-    head = frozenset(i.id for i in CoEvolution(cfg, task=task).validator.instances[:2])
+    head = frozenset(i.id for i in CoEvolution(cfg, task=task).components.validator.instances[:2])
     co = CoEvolution(cfg, task=task, llm=scripted(task, bad_on=head))
     co.run(tmp_path / "run")
     vals = [
@@ -461,7 +494,7 @@ def test_a_raced_out_child_is_not_validated_again(tmp_path):
     ]
     raced = [e["policy_id"] for e in vals if e["partial"]]
     assert raced, "no child raced out: the scenario did not happen"
-    assert len(raced) == len(set(raced)) and set(raced) <= co.validator.raced_out
+    assert len(raced) == len(set(raced)) and set(raced) <= co.components.validator.raced_out
     assert len({e["policy_id"] for e in vals}) == len(vals), "a policy was validated twice"
 
 
@@ -490,15 +523,20 @@ def test_children_are_ranked_for_validation_by_a_paired_estimate(tmp_path):
     grandchild = child(good, "The best validated policy. Be concise. Name owners.")
     fits = [(anchor, 0.2), (other, 0.9), (good, 0.3), (worse, 0.1), (grandchild, 0.25)]
     for p, f in fits:
-        co.policies[p.id] = p
-        co.inner.fitness[p.id] = PolicyFitness(p.id, f, {}, 4, 0)
-    co.inner.population = [p for p, _ in fits]
-    co.validator.memo[anchor.id] = ValidationResult(0.5, {}, (), 8, "")
-    ranked = sorted([other, good, worse, grandchild], key=co._promise, reverse=True)
+        co.state.policies[p.id] = p
+        co.state.inner.fitness[p.id] = PolicyFitness(p.id, f, {}, 4, 0)
+    co.state.inner.population = [p for p, _ in fits]
+    co.components.validator.memo[anchor.id] = ValidationResult(0.5, {}, (), 8, "")
+    from evotrainer.engine.validate import promise
+
+    def promise_of(p: PolicyGenome) -> tuple[int, float]:
+        return promise(co.components, co.state, p)
+
+    ranked = sorted([other, good, worse, grandchild], key=promise_of, reverse=True)
     assert ranked == [good, grandchild, worse, other]
-    assert co._promise(good) == (1, pytest.approx(0.6))  # 0.5 + (0.3 - 0.2)
-    assert co._promise(grandchild) == (1, pytest.approx(0.55))  # through its parent
-    assert co._promise(other) == (0, 0.9)
+    assert promise_of(good) == (1, pytest.approx(0.6))  # 0.5 + (0.3 - 0.2)
+    assert promise_of(grandchild) == (1, pytest.approx(0.55))  # through its parent
+    assert promise_of(other) == (0, 0.9)
 
 
 def test_the_anchors_structural_neighbours_are_its_first_children():
@@ -703,8 +741,8 @@ def test_rerank_trials_a_variants_real_share_by_reweighting_the_batch(tmp_path):
         assert v["real_share"] == 1.0 and "reference ones" in v["note"]
         assert ref(v["weights"]) > ref(incumbent["weights"])
     a, *b = first["trial_best"]
-    assert FULL not in co.policies[a].render()
-    assert all(FULL in co.policies[x].render() for x in b)
+    assert FULL not in co.state.policies[a].render()
+    assert all(FULL in co.state.policies[x].render() for x in b)
     assert min(first["s_vals"][1:]) > first["s_vals"][0] and first["changed"]
     assert result.summary["harness"]["real_share"] == 1.0
 
@@ -734,7 +772,7 @@ def test_a_resume_after_a_winner_with_another_real_share_keeps_the_trials_batch(
         co.run(tmp_path / "run")
     task = RecordingMeetingTask()
     resumed, path = CoEvolution.resume(tmp_path / "run", task=task, llm=real_only(task))
-    assert resumed.drawn.real_share == 0.5 and resumed.harness.real_share == 1.0
+    assert resumed.state.drawn.real_share == 0.5 and resumed.state.harness.real_share == 1.0
     resumed.run(path)
     assert comparable_summary(tmp_path / "run") == comparable_summary(tmp_path / "clean")
     steps = [

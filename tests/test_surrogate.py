@@ -127,9 +127,11 @@ def test_a_run_with_the_surrogate_saves_calls_and_resumes_exactly(tmp_path):
     plain = _keyword_run(small_config(tmp_path / "a.sqlite", inner=inner), tmp_path / "plain")
     cfg = small_config(tmp_path / "b.sqlite", inner=inner, surrogate=surrogate)
     screened = _keyword_run(cfg, tmp_path / "screened")
-    s = screened.surrogate.summary()
+    s = screened.components.surrogate.summary()
     assert s["screened"] > 0 and s["heldout_pairs"] > 0 and s["heldout_spearman"] is not None
-    assert screened.budget.llm_calls < plain.budget.llm_calls  # screened children cost nothing
+    assert (
+        screened.components.budget.llm_calls < plain.components.budget.llm_calls
+    )  # screened children cost nothing
     assert comparable_summary(tmp_path / "screened")["surrogate"] == s
     # a kill, then resume: the same result as without the kill
     cfg2 = small_config(tmp_path / "c.sqlite", inner=inner, surrogate=surrogate)

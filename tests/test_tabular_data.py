@@ -122,10 +122,12 @@ def test_a_run_validates_and_trains_on_tables(tmp_path):
         inner={"population": 3, "elites": 1, "tasks_per_generation": 2, "generations": 1},
     )
     co = fake_run(cfg, tmp_path / "run")
-    assert co.validation_set.source == str(val.resolve())
-    assert len(co.validation_set.instances) == 8
-    assert {i.id for i in co.validation_set.instances} == {r["meeting_id"] for r in rows[:8]}
-    assert len(co.real_pool.instances) == 6
+    assert co.components.validation_set.source == str(val.resolve())
+    assert len(co.components.validation_set.instances) == 8
+    assert {i.id for i in co.components.validation_set.instances} == {
+        r["meeting_id"] for r in rows[:8]
+    }
+    assert len(co.components.real_pool.instances) == 6
 
 
 def test_eval_reads_a_dataset_folder_by_its_column_spec(tmp_path):

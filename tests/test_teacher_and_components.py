@@ -124,10 +124,10 @@ def test_teacher_makes_every_operator_call_through_the_same_budget_and_cache(tmp
     # the agent only ever answered meetings: every operator prompt went to the teacher
     assert all(m[-1].content in task.by_prompt for m in agent.seen)
     assert all(m[-1].content not in task.by_prompt for m in boss.seen)
-    b = co.budget.snapshot()
+    b = co.components.budget.snapshot()
     assert b["backend_calls"] == agent.calls + boss.calls  # one budget for both
-    assert co.operator_stack.cache is co.stack.cache  # one response cache
-    children = [p for p in co.policies.values() if p.lineage.operator in ("llm_paraphrase",)]
+    assert co.components.operator_stack.cache is co.components.stack.cache  # one response cache
+    children = [p for p in co.state.policies.values() if p.lineage.operator in ("llm_paraphrase",)]
     assert any("Teacher version" in p.render() for p in children)
     assert result.summary["operator_model"] == "fake:teacher"
     # the same run again: every teacher answer comes from the cache
@@ -143,8 +143,10 @@ def test_without_operator_model_the_agent_model_edits_as_before(tmp_path):
 
     task = RecordingMeetingTask()
     co = CoEvolution(_cfg(tmp_path), task=task, llm=family_llm(task))
-    assert co.inner.llm is co.stack.client  # today's wiring: the agent's own client
-    assert co.operator_stack is co.stack
+    assert (
+        co.state.inner.llm is co.components.stack.client
+    )  # today's wiring: the agent's own client
+    assert co.components.operator_stack is co.components.stack
 
 
 def test_operator_model_spec_builds_its_own_backend(tmp_path):
@@ -154,9 +156,9 @@ def test_operator_model_spec_builds_its_own_backend(tmp_path):
     co = CoEvolution(
         _cfg(tmp_path, operator_model={"spec": "fake:echo"}), task=task, llm=family_llm(task)
     )
-    assert co.operator_stack.backend.model_id == "fake:echo"
-    assert co.inner.llm is co.operator_stack.client
-    assert co.operator_stack.budget is co.budget
+    assert co.components.operator_stack.backend.model_id == "fake:echo"
+    assert co.state.inner.llm is co.components.operator_stack.client
+    assert co.components.operator_stack.budget is co.components.budget
 
 
 # -- named components ------------------------------------------------------------------------
@@ -250,12 +252,12 @@ def test_seed_components_in_a_run_are_rendered_to_the_agent_and_edited(tmp_path)
     )
     co = CoEvolution(cfg, task=task, llm=agent, operator_llm=teacher())
     co.run(tmp_path / "run")
-    seeds = [p for p in co.policies.values() if p.lineage.operator == "seed"]
+    seeds = [p for p in co.state.policies.values() if p.lineage.operator == "seed"]
     assert seeds and all(p.components.get("notes") == "Keep each line short." for p in seeds)
     assert any(p.components.get("glossary") == GLOSSARY for p in seeds)
     # the agent's prompts held the glossary under its header
     assert any("Glossary:\n" + GLOSSARY in m[-1].content for m in agent.seen)
-    made = [p for p in co.policies.values() if p.lineage.operator != "seed"]
+    made = [p for p in co.state.policies.values() if p.lineage.operator != "seed"]
     assert any(p.components.get("glossary") not in (None, GLOSSARY) for p in made), (
         "no child edited the glossary"
     )
@@ -298,8 +300,10 @@ def test_the_teachers_key_comes_from_the_variable_it_names(tmp_path, monkeypatch
         CoEvolution(_cfg(tmp_path, operator_model=teacher_cfg), task=task, llm=family_llm(task))
     monkeypatch.setenv("TEACHER_KEY", "sk-teacher")
     co = CoEvolution(_cfg(tmp_path, operator_model=teacher_cfg), task=task, llm=family_llm(task))
-    assert co.operator_stack.backend.api_key == "sk-teacher"  # nothing was sent
-    assert co.operator_stack.backend.model_id.startswith("openai:teacher@http://127.0.0.1:9")
+    assert co.components.operator_stack.backend.api_key == "sk-teacher"  # nothing was sent
+    assert co.components.operator_stack.backend.model_id.startswith(
+        "openai:teacher@http://127.0.0.1:9"
+    )
 
 
 def test_a_local_teacher_file_in_a_config_file_means_the_files_folder(tmp_path):
@@ -339,7 +343,7 @@ def test_a_run_with_a_teacher_resumes_only_with_its_endpoint_named(tmp_path, mon
         operator_llm=boss,
     )
     again.run(path)
-    assert again.inner.generation == 3 and again.cfg.operator_model.base_url == url
+    assert again.state.inner.generation == 3 and again.components.cfg.operator_model.base_url == url
 
 
 def test_the_resume_command_names_the_operator_base_url_option(tmp_path, monkeypatch):

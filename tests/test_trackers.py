@@ -106,7 +106,7 @@ def test_mlflow_logs_config_metrics_harness_and_artifacts(tmp_path, mlflow_store
     for name in ("harness/difficulty", "harness/real_share", "calls/backend", "diversity"):
         assert len(client.get_metric_history(run.info.run_id, name)) == 5, name
     weights = [k for k in run.data.metrics if k.startswith("harness/weight/")]
-    assert weights and set(k.split("/")[-1] for k in weights) >= set(co.harness.weights)
+    assert weights and set(k.split("/")[-1] for k in weights) >= set(co.state.harness.weights)
     outer = client.get_metric_history(run.info.run_id, "outer/best_variant_s_val")
     assert [m.step for m in outer] == [1]
     assert "outer/difficulty" in run.data.metrics
@@ -170,7 +170,7 @@ def test_a_tracker_that_raises_is_detached_and_the_run_goes_on(tmp_path, mlflow_
     seen: list[ev.Event] = []
     cfg = _cfg(tmp_path, {"kind": "mlflow", "uri": mlflow_store})
     co = fake_run(cfg, tmp_path / "run", observers=[seen.append])
-    assert co.inner.generation == 4
+    assert co.state.inner.generation == 4
     detached = [e for e in seen if e.type == ev.OBSERVER_DETACHED]
     assert detached and "tracking server gone" in detached[0].data["error"]
 
@@ -208,7 +208,7 @@ def test_tensorboard_event_files_read_back(tmp_path):
     assert [s.step for s in acc.Scalars("fitness/best")] == [0, 1, 2, 3, 4]
     assert [s.step for s in acc.Scalars("harness/real_share")] == [0, 1, 2, 3, 4]
     weights = [t for t in tags["scalars"] if t.startswith("harness/weight/")]
-    assert {t.split("/")[-1] for t in weights} >= set(co.harness.weights)
+    assert {t.split("/")[-1] for t in weights} >= set(co.state.harness.weights)
     assert [s.step for s in acc.Scalars("outer/best_variant_s_val")] == [1]
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert acc.Scalars("final/final_s_val")[0].value == pytest.approx(summary["final_s_val"])

@@ -61,7 +61,7 @@ def test_no_validation_instance_reaches_a_training_signal(tmp_path, monkeypatch)
     task = RecordingMeetingTask()
     co = CoEvolution(cfg, task=task, llm=family_llm(task))
     co.run(tmp_path / "run")
-    held_out = {i.id for i in co.validation_set.instances}
+    held_out = {i.id for i in co.components.validation_set.instances}
     assert len(held_out) == 3
     assert used["refit"] and used["scored"], "the learned reward and terminal reward never ran"
     for signal, ids in used.items():

@@ -102,7 +102,7 @@ def test_best_results_are_never_written_through_a_symlinked_folder(tmp_path):
     shutil.rmtree(run_dir / "best")
     (run_dir / "best").symlink_to(outside, target_is_directory=True)
     with pytest.raises(RunDirectoryError, match="symbolic link"):
-        write_results(co, {"final_s_val": 0.0}, co.inner.best())
+        write_results(co, {"final_s_val": 0.0}, co.state.inner.best())
     assert list(outside.iterdir()) == []
 
 
@@ -144,7 +144,7 @@ def test_resume_drops_a_runtime_env_the_run_does_not_use(tmp_path):
     run_dir = _killed_run(tmp_path)
     _edit_config(run_dir, lambda d: d["ray"].update(runtime_env={"pip": ["x"]}))
     co = fake_resume(run_dir)  # runner is not ray: the setting is never used, so not taken
-    assert co.cfg.ray.runtime_env is None
+    assert co.components.cfg.ray.runtime_env is None
 
 
 def test_resume_refuses_a_ray_address_the_command_line_did_not_name(tmp_path, monkeypatch):
@@ -292,7 +292,9 @@ def test_config_yaml_records_every_path_absolute(tmp_path, monkeypatch):
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)  # resume from another working directory
     co = fake_resume(run_dir)
-    assert len(co.real_pool.instances) == 6, "the resumed run lost its real training data"
+    assert len(co.components.real_pool.instances) == 6, (
+        "the resumed run lost its real training data"
+    )
 
 
 def test_validation_source_is_the_same_after_a_resume(tmp_path, monkeypatch):
@@ -347,7 +349,7 @@ def test_max_calls_holds_across_a_resume_with_the_cache_off(tmp_path):
     co = _counted_run(cfg, tmp_path / "run", calls, resume=True)
     assert len(calls) <= cap, f"the server saw {len(calls)} calls, max_calls={cap}"
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
-    assert summary["runtime"]["backend_calls"] == len(calls) == co.budget.backend_calls
+    assert summary["runtime"]["backend_calls"] == len(calls) == co.components.budget.backend_calls
 
 
 def test_a_cap_reached_while_a_resume_rereads_the_population_ends_the_run_cleanly(tmp_path):

@@ -100,7 +100,7 @@ def test_config_yaml_records_absolute_data_paths(tmp_path, monkeypatch):
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)  # resume from another working directory
     co = fake_resume(tmp_path / "run")
-    assert co.validation_set.source == str(tmp_path / "val.jsonl")
+    assert co.components.validation_set.source == str(tmp_path / "val.jsonl")
 
 
 # -- item 6: model text on the console --------------------------------------------------------

@@ -67,7 +67,7 @@ def test_the_front_seeds_the_population_and_the_best_harness_seeds_the_harness(
     events = [json.loads(x) for x in (tmp_path / "warm" / "events.jsonl").read_text().splitlines()]
     (ws,) = [e for e in events if e["type"] == "warm_start"]
     assert ws["policies"][0] == best["policy"]["id"] and ws["source"] == str(source_run)
-    imported = {p: co.policies[p] for p in ws["policies"]}
+    imported = {p: co.state.policies[p] for p in ws["policies"]}
     assert all(p.lineage.operator == "import" for p in imported.values())
     assert all(p.name.startswith("W") for p in imported.values())
     # every imported policy is validated at the start, like a seed, and may be the baseline

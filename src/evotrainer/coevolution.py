@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any, Self
 
 from evotrainer.config import RunConfig
-from evotrainer.defences.learned import LearnedDefences
 from evotrainer.engine import outer_step as outer
 from evotrainer.engine.adapters import check_distill
 from evotrainer.engine.checkpoint_schema import checked_checkpoint
@@ -52,6 +51,7 @@ from evotrainer.engine.state import (
     checkpoint_index,
     load_state_dict,
     new_state,
+    outer_due_after,
     state_dict,
 )
 from evotrainer.engine.telemetry import (
@@ -62,20 +62,10 @@ from evotrainer.engine.telemetry import (
     generation_phase,
     watch_generation,
 )
-from evotrainer.engine.validate import promise, validate_generation
+from evotrainer.engine.validate import validate_generation
 from evotrainer.errors import BudgetExceeded, EvoTrainerError, TimeLimitReached
-from evotrainer.evaluation.evaluator import Evaluator
 from evotrainer.evaluation.runner import Runner
-from evotrainer.evaluation.surrogate import FitnessSurrogate
-from evotrainer.evaluation.validation import Validator
-from evotrainer.harness.genome import HarnessGenome
-from evotrainer.harness.training_set import RealPool
 from evotrainer.llm.base import LLMClient
-from evotrainer.llm.budget import Budget
-from evotrainer.llm.spec import LLMStack
-from evotrainer.loops.inner import PolicyOptimizer
-from evotrainer.loops.outer import HarnessOptimizer
-from evotrainer.policy.genome import PolicyGenome
 from evotrainer.report.build import build_report
 from evotrainer.run import events as ev
 from evotrainer.run.checkpoint import (
@@ -88,7 +78,7 @@ from evotrainer.run.checkpoint import (
 from evotrainer.run.data_identity import check_same_data
 from evotrainer.run.rundir import RunDirectory
 from evotrainer.run.tracking import attach
-from evotrainer.run.validation_set import ValidationSet, check_same_validation
+from evotrainer.run.validation_set import check_same_validation
 from evotrainer.run.warm_start import WarmStart
 from evotrainer.tasks.base import Task
 from evotrainer.types import Instance
@@ -131,7 +121,6 @@ class CoEvolution:
         self._rewrite_config = False  # resumed with new settings: config.yaml records them
         self._reopen = False  # a finished run continued (resume --more-generations)
         check_distill(config)
-        self.evaluator.adapters = self.components.adapters
 
     # -- the run -------------------------------------------------------------------------
     def run(self, run_dir: str | Path | None = None) -> RunResult:
@@ -147,7 +136,8 @@ class CoEvolution:
                 rewrite_config=self._rewrite_config,
                 reopen=self._reopen,
             )
-            self.run_dir = c.adapters.run_dir = rd.path
+            self.run_dir = rd.path
+            c.adapters.write_to(rd.path)
             assert rd.log is not None  # open_or_create opens events.jsonl
             c.events.observers.append(rd.log)
             c.meta.attach(rd.path)
@@ -211,7 +201,7 @@ class CoEvolution:
             watch_generation(c, s)
             validate_generation(c, s, batch)
             g = s.inner.generation
-            s.outer_due = g % c.cfg.outer.every == 0 and g < c.cfg.inner.generations
+            s.outer_due = outer_due_after(c.cfg, g)
             s.distill_due = distill_due_after(c, s, g) and g < c.cfg.inner.generations
             self.checkpoint()
             if s.outer_due:
@@ -239,10 +229,12 @@ class CoEvolution:
     # -- checkpoints ---------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         """The checkpoint's JSON (engine/state.py)."""
-        return state_dict(self.components, self.state, self.elapsed())
+        return state_dict(self.state, self.elapsed())
 
     def load_state_dict(self, data: dict[str, Any]) -> None:
-        load_state_dict(self.components, self.state, data)
+        load_state_dict(self.state, data, self.components.cfg)
+        initial = self.state.initial
+        self.components.meta.use_baseline(initial[0] if initial else None)
 
     def checkpoint(self) -> None:
         if self.run_dir is None:
@@ -316,8 +308,8 @@ class CoEvolution:
         load_state_into(co, state, path)  # a malformed state is a CheckpointError
         if finished:
             counted_at_finish(c, rd.path)  # the final validation's calls, in summary.json
-        c.clock.calls_before = c.budget.snapshot()["backend_calls"]
-        c.adapters.root = rd.path  # a population carrying an adapter is re-read with it
+        s.clock.calls_before = c.budget.snapshot()["backend_calls"]
+        c.adapters.read_from(rd.path)  # a population carrying an adapter is re-read with it
         co._stopped_at_resume = reread_population(c, s, state["budget"])
         co._seq = checkpoint_seq(path)
         co._notes += [(ev.WARNING, {"message": w}) for w in warnings]
@@ -328,7 +320,7 @@ class CoEvolution:
             g, total = s.inner.generation, c.cfg.inner.generations
             # the steps a run of the new length takes after generation g (the finished one
             # took none: g was its last)
-            s.outer_due = s.outer_due or (g % c.cfg.outer.every == 0 and 0 < g < total)
+            s.outer_due = s.outer_due or outer_due_after(c.cfg, g)
             s.distill_due = s.distill_due or (distill_due_after(c, s, g) and g < total)
             resumed["more_generations"] = more
         co._notes.append((ev.RUN_RESUMED, resumed))
@@ -349,97 +341,3 @@ class CoEvolution:
             )
         )
         return self
-
-    # -- the parts, by name (the documented API and its tests read them) --------------------
-    @property
-    def cfg(self) -> RunConfig:
-        return self.components.cfg
-
-    @property
-    def task(self) -> Task:
-        return self.components.task
-
-    @property
-    def stack(self) -> LLMStack:
-        return self.components.stack
-
-    @property
-    def operator_stack(self) -> LLMStack:
-        return self.components.operator_stack
-
-    @property
-    def budget(self) -> Budget:
-        return self.components.budget
-
-    @property
-    def evaluator(self) -> Evaluator:
-        return self.components.evaluator
-
-    @property
-    def validator(self) -> Validator:
-        return self.components.validator
-
-    @property
-    def validation_set(self) -> ValidationSet:
-        return self.components.validation_set
-
-    @property
-    def real_pool(self) -> RealPool:
-        return self.components.real_pool
-
-    @property
-    def reference_examples(self) -> list[str]:
-        return self.components.reference_examples
-
-    @property
-    def learned(self) -> LearnedDefences:
-        return self.components.learned
-
-    @property
-    def surrogate(self) -> FitnessSurrogate | None:
-        return self.components.surrogate
-
-    @property
-    def observers(self) -> list[Observer]:
-        return self.components.events.observers
-
-    @property
-    def inner(self) -> PolicyOptimizer:
-        return self.state.inner
-
-    @property
-    def hopt(self) -> HarnessOptimizer:
-        return self.state.hopt
-
-    @property
-    def harness(self) -> HarnessGenome:
-        return self.state.harness
-
-    @property
-    def drawn(self) -> HarnessGenome:
-        return self.state.drawn
-
-    @property
-    def policies(self) -> dict[str, PolicyGenome]:
-        return self.state.policies
-
-    @property
-    def train_ids(self) -> set[str]:
-        return self.state.train_ids
-
-    @property
-    def distillations(self) -> list[dict[str, Any]]:
-        return self.state.distillations
-
-    def _promise(self, policy: PolicyGenome) -> tuple[int, float]:
-        return promise(self.components, self.state, policy)
-
-    def _rescore(self, row: Mapping[str, Any]) -> Mapping[str, float]:
-        return self.components.rank_scores.rescore(row)
-
-    @property
-    def _pool_unlabelled(self) -> bool:
-        return self.components.rank_scores.pool_unlabelled
-
-    def _adapter_client(self, sha: str) -> LLMClient:
-        return self.components.adapters(sha)

@@ -207,7 +207,7 @@ def resume(
             operator_base_url=operator_base_url,
         )
         result = co.run(path)
-        conclude(co, result, as_json, co.cfg.report)
+        conclude(co, result, as_json, co.components.cfg.report)
     except (EvoTrainerError, OSError) as exc:
         fail(exc, resume_hint(exc, run_dir), where=run_dir)
     except KeyboardInterrupt:

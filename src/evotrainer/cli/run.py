@@ -60,7 +60,7 @@ def conclude(co: CoEvolution, result: RunResult, as_json: bool, report: bool) ->
             seedlike = c.get("returned_is_seed", True)
             returned = "the best seed" if seedlike else "the best first-generation variation"
         out.print(
-            f"[bold]on {c['n']} {task_words(co.task.name).instances} not used for "
+            f"[bold]on {c['n']} {task_words(co.components.task.name).instances} not used for "
             "selection:[/] returned policy "
             f"{c['winner_s_val'] if c['returned'] == c['winner'] else c['best_seed_s_val']:.4f}"
             f", best seed {c['best_seed_s_val']:.4f} (s_val); evolved winner - best seed "

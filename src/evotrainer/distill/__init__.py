@@ -13,12 +13,13 @@ The pieces, each in its own module:
   GGUF file (dequantised, offline), kept once per process.
 - ``train``: ``train_adapter(pairs, settings, out_dir, progress=None) -> AdapterResult``.
 - ``export``: the trained LoRA written as a llama.cpp GGUF adapter named by its sha256.
-- ``adapter_file``: hashing and verifying adapter files (standard library only).
 - ``serve``: an embedded llama.cpp client with the adapter applied.
 - ``reference``: greedy answers of the training stack (transformers + peft), to compare with
   the serving stack.
 
 Nothing here imports torch at module import except ``base_model``, ``train``, ``export`` and
-``reference``, which call ``extra.require()`` first; ``adapter_file``, ``pairs``,
-``settings``, ``extra`` and ``serve`` work without the extra (serving needs only llama.cpp).
+``reference``, which call ``extra.require()`` first; ``pairs``, ``settings``, ``extra`` and
+``serve`` work without the extra (serving needs only llama.cpp). Hashing and verifying adapter
+files is ``evotrainer.llm.adapter_file`` (standard library only; the export, the llama.cpp
+backend and the engine use it).
 """

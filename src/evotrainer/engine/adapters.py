@@ -29,6 +29,14 @@ class AdapterServer:
         self._clients: dict[str, LLMClient] = {}
         self._lock = threading.Lock()
 
+    def write_to(self, run_dir: Path) -> None:
+        """The run's directory, once ``run()`` opened it: adapters are written and read there."""
+        self.run_dir = run_dir
+
+    def read_from(self, root: Path) -> None:
+        """Where a resume reads adapters from before ``run()`` opens the directory."""
+        self.root = root
+
     def directory(self) -> Path:
         root = self.run_dir or self.root
         if root is None:

@@ -22,7 +22,7 @@ from evotrainer.defences.monitor import ProxyGapMonitor
 from evotrainer.defences.robustness import RobustnessProbe
 from evotrainer.engine.adapters import AdapterServer
 from evotrainer.engine.rank_scores import RankScores
-from evotrainer.engine.session import Clock, Events, Observer
+from evotrainer.engine.session import Events, Observer
 from evotrainer.errors import ConfigError, DataError
 from evotrainer.evaluation.evaluator import Evaluator
 from evotrainer.evaluation.fitness import FitnessJudge, input_text
@@ -72,7 +72,6 @@ class Components:
 
     cfg: RunConfig
     events: Events
-    clock: Clock
     task: Task
     stack: LLMStack
     operator_stack: LLMStack  # the operators' model (a teacher); ``stack`` unless set
@@ -145,7 +144,6 @@ def build_components(
     training instances: the pool and the terminal reward's, as ``run --data``'s file) replace
     what the config would build (CoEvolution's arguments)."""
     notes: list[Note] = []
-    clock = Clock()
     events = Events(observers)
     task = task or build_task(config.task)
     budget = Budget(max_calls=config.budget.max_calls, max_tokens=config.budget.max_tokens)
@@ -176,10 +174,11 @@ def build_components(
     # the meta-objective vector; the archive ranks by its meta score (people's ratings too)
     feedback = HumanFeedback(config.meta, dict(config.outer.s_val_weights))  # people's ratings
     meta = MetaJudge(config.meta, validator, evaluator, feedback)
+    adapters = AdapterServer(config, budget)
+    evaluator.adapters = adapters  # a policy carrying a LoRA adapter is answered by its client
     c = Components(
         cfg=config,
         events=events,
-        clock=clock,
         task=task,
         stack=stack,
         operator_stack=operator_stack,
@@ -205,7 +204,7 @@ def build_components(
         meta=meta,
         reference_examples=reference_examples(config, task, real_pool.instances),
         rank_scores=RankScores(task, evaluator, validator, real_pool, learned, config.seed),
-        adapters=AdapterServer(config, budget),
+        adapters=adapters,
     )
     return c, notes
 

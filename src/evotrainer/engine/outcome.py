@@ -123,7 +123,7 @@ def confirm_winner(c: Components, s: RunState, winner: PolicyGenome) -> Confirma
     todo = {winner.id, seed.id} - set(c.confirmer.memo)
     if todo:
         n = len(c.confirmer.instances) * c.task.max_calls_per_rollout()
-        phase(c, "confirmation", VALIDATION, len(todo) * n)
+        phase(c, s, "confirmation", VALIDATION, len(todo) * n)
         c.emit(
             ev.VALIDATION_STARTED,
             role="confirmation",
@@ -206,8 +206,8 @@ def build_summary(
             "instances_seen": len(s.train_ids),
         },
         "racing": {
-            "raced_out": c.judge.raced_out,
-            "evaluations_saved": c.judge.race_saved,
+            "raced_out": c.judge.race.raced_out,
+            "evaluations_saved": c.judge.race.race_saved,
         },
         "surrogate": c.surrogate.summary() if c.surrogate else None,
         "distillations": s.distillations,

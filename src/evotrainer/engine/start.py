@@ -35,7 +35,7 @@ def start(
     batch = draw_batch(c, s, s.epoch, s.harness)
     initial = s.inner.ask()
     cpr = c.task.max_calls_per_rollout()
-    phase(c, "first population", TRAINING, len(initial) * len(batch) * cpr)
+    phase(c, s, "first population", TRAINING, len(initial) * len(batch) * cpr)
     s.inner.tell(fitness_of(c, s, initial, batch, s.harness))
     emit_generation(c, s, s.inner, batch)
     watch_generation(c, s)
@@ -55,6 +55,7 @@ def start(
         n, noun = len(c.validator.instances), task_words(c.task.name).instances
         phase(
             c,
+            s,
             "seeds' validation",
             VALIDATION,
             (1 + len(seeds)) * n * cpr,
@@ -72,7 +73,7 @@ def start(
         if s_seed > initial_best[1]:
             initial_best = (p.id, s_seed)
     s.initial = initial_best
-    c.meta.baseline = initial_best[0]
+    c.meta.use_baseline(initial_best[0])
     s.hopt.observe(c.meta.score(c.meta.vector(best.id, first, div)))
     anchor_best(c, s, batch)
 

@@ -10,11 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from evotrainer.config import RunConfig
+from evotrainer.defences.learned import LearnedDefences
+from evotrainer.defences.monitor import ProxyGapMonitor
 from evotrainer.engine.checkpoint_schema import check_checkpoint
 from evotrainer.engine.components import Components
-from evotrainer.engine.session import finite
+from evotrainer.engine.session import Clock, finite
+from evotrainer.evaluation.fitness import RaceTally
+from evotrainer.evaluation.surrogate import FitnessSurrogate
 from evotrainer.harness.genome import HarnessGenome
 from evotrainer.llm.base import SamplingParams, parallel_requests_of
+from evotrainer.llm.budget import Budget
 from evotrainer.loops.inner import OperatorResources, PolicyOptimizer
 from evotrainer.loops.outer import HarnessOptimizer
 from evotrainer.loops.rng import stream
@@ -22,6 +28,37 @@ from evotrainer.plain import typed
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.policy.seeds import seed_policies
 from evotrainer.types import ValidationResult
+
+
+@dataclass
+class Memos:
+    """The run's state that lives in components built once from the config, which read and
+    fill it as they go: the validator's results and raced-out ids, the judge's rejections and
+    racing tally, the budget's counters, the learned defences, the monitor and the surrogate.
+    The RunState holds the very objects, so the checkpoint is a function of the RunState
+    alone, and a resume restores them in place (no component is ever re-assigned)."""
+
+    validations: dict[str, ValidationResult]
+    raced_out: set[str]
+    rejected: dict[str, list[Any]]
+    race: RaceTally
+    budget: Budget
+    learned: LearnedDefences
+    monitor: ProxyGapMonitor | None
+    surrogate: FitnessSurrogate | None
+
+    @classmethod
+    def of(cls, c: Components) -> Memos:
+        return cls(
+            validations=c.validator.memo,
+            raced_out=c.validator.raced_out,
+            rejected=c.judge.rejected,
+            race=c.judge.race,
+            budget=c.budget,
+            learned=c.learned,
+            monitor=c.monitor,
+            surrogate=c.surrogate,
+        )
 
 
 @dataclass
@@ -39,6 +76,8 @@ class RunState:
     trial_generations: int = 0  # generations run by harness trials
     initial: tuple[str, float] | None = None  # the best seed: (policy id, s_val)
     elapsed_before: float = 0.0  # seconds the run ran before this process (resumes)
+    # this process's times and expected calls (never checkpointed: a resume starts its own)
+    clock: Clock = field(default_factory=Clock)
     policies: dict[str, PolicyGenome] = field(default_factory=dict)  # every policy, lineage
     train_ids: set[str] = field(default_factory=set)  # every instance a training batch held
     suspects: set[str] = field(default_factory=set)  # flagged by the monitor since a step
@@ -46,11 +85,23 @@ class RunState:
     distill_rounds: int = 0
     distill_due: bool = False
     distillations: list[dict[str, Any]] = field(default_factory=list)
+    # what the components fill as they go (the same objects: they are built before the state)
+    memos: Memos | None = None
+    # the run's facts the checkpoint records to refuse another data set on resume
+    facts: dict[str, Any] = field(default_factory=dict)
 
     @property
     def harness(self) -> HarnessGenome:
         """The current harness (the harness optimiser's incumbent)."""
         return self.hopt.current
+
+
+def outer_due_after(cfg: RunConfig, generation: int) -> bool:
+    """Whether an outer (or monitor) step follows ``generation``: every ``outer.every``
+    generations, never after the first's start nor after the last. The one rule: the loop,
+    a resume with more generations and a checkpoint from before ``outer_due`` use it."""
+    g = generation
+    return 0 < g < cfg.inner.generations and g % cfg.outer.every == 0
 
 
 def new_inner(c: Components, seeds: list[PolicyGenome]) -> PolicyOptimizer:
@@ -87,11 +138,20 @@ def new_state(c: Components) -> RunState:
     )
     hopt.archive.rank = c.meta.rank
     inner = new_inner(c, seed_policies(cfg.inner, c.task))
-    return RunState(inner=inner, hopt=hopt, drawn=hopt.current)
+    facts = {
+        "validation_ids": {
+            "selection": [i.id for i in c.validation_set.selection],
+            "confirmation": [i.id for i in c.validation_set.confirmation],
+        },
+        "data_sha256": c.data_sha256,
+    }
+    return RunState(inner=inner, hopt=hopt, drawn=hopt.current, memos=Memos.of(c), facts=facts)
 
 
-def state_dict(c: Components, s: RunState, elapsed_s: float) -> dict[str, Any]:
-    """The checkpoint's JSON (plain data: evotrainer/plain.py reads it back)."""
+def state_dict(s: RunState, elapsed_s: float) -> dict[str, Any]:
+    """The checkpoint's JSON (plain data: evotrainer/plain.py reads it back): the RunState's
+    fields and its memos."""
+    m = _memos(s)
     return {
         "inner": s.inner.state_dict(),
         "outer": s.hopt.state_dict(),
@@ -106,20 +166,17 @@ def state_dict(c: Components, s: RunState, elapsed_s: float) -> dict[str, Any]:
         },
         "trial_generations": s.trial_generations,
         "initial": list(s.initial) if s.initial else None,
-        "budget": c.budget.snapshot(),
+        "budget": m.budget.snapshot(),
         "elapsed_s": elapsed_s,
         "policies": {pid: p.to_json() for pid, p in s.policies.items()},
-        "learned": c.learned.state_dict(),
-        "rejected": c.judge.state(),
+        "learned": m.learned.state_dict(),
+        "rejected": {pid: [str(v) for v in vs] for pid, vs in m.rejected.items()},
         "train_ids": sorted(s.train_ids),
-        "validation_ids": {
-            "selection": [i.id for i in c.validation_set.selection],
-            "confirmation": [i.id for i in c.validation_set.confirmation],
-        },
-        "data_sha256": c.data_sha256,
-        "race": [c.judge.raced_out, c.judge.race_saved],
-        "monitor": c.monitor.state_dict() if c.monitor else None,
-        "surrogate": c.surrogate.state_dict() if c.surrogate else None,
+        "validation_ids": s.facts.get("validation_ids"),
+        "data_sha256": s.facts.get("data_sha256"),
+        "race": [m.race.raced_out, m.race.race_saved],
+        "monitor": m.monitor.state_dict() if m.monitor else None,
+        "surrogate": m.surrogate.state_dict() if m.surrogate else None,
         "suspects": sorted(s.suspects),
         "validation_memo": {
             pid: {
@@ -129,17 +186,17 @@ def state_dict(c: Components, s: RunState, elapsed_s: float) -> dict[str, Any]:
                 "n": r.n,
                 "truncation": r.truncation,
             }
-            for pid, r in c.validator.memo.items()
+            for pid, r in m.validations.items()
         },
-        "validation_raced_out": sorted(c.validator.raced_out),
+        "validation_raced_out": sorted(m.raced_out),
     }
 
 
-def load_state_dict(c: Components, s: RunState, data: dict[str, Any]) -> None:
-    """Restore ``s`` and the components' saved parts from a checkpoint's JSON. TypeError naming
-    the field when one is not of its type (engine/checkpoint_schema.py), before anything is
-    restored."""
-    check_checkpoint(data)
+def load_state_dict(s: RunState, data: dict[str, Any], cfg: RunConfig) -> None:
+    """Restore ``s`` and its memos (in place) from a checkpoint's JSON (``cfg``: the rule a
+    checkpoint from before ``outer_due`` is resumed by)."""
+    check_checkpoint(data)  # every field's type first: TypeError naming the one wrong
+    m = _memos(s)
     s.inner.load_state_dict(data["inner"])
     s.hopt.load_state_dict(data["outer"])
     s.epoch = int(data["epoch"])
@@ -148,45 +205,53 @@ def load_state_dict(c: Components, s: RunState, data: dict[str, Any]) -> None:
     s.outer_step = int(data["outer_step"])
     if "outer_due" in data:
         s.outer_due = bool(data["outer_due"])
-    else:  # checkpoints from before the field: the rule they were resumed by
-        g, every = s.inner.generation, c.cfg.outer.every
-        s.outer_due = (
-            0 < g < c.cfg.inner.generations and g % every == 0 and s.outer_step < g // every
-        )
+    else:  # checkpoints from before the field: the rule, unless that step was made
+        g = s.inner.generation
+        s.outer_due = outer_due_after(cfg, g) and s.outer_step < g // cfg.outer.every
     distill = data.get("distill") or {}
     s.distill_rounds = int(distill.get("rounds", 0))
     s.distill_due = bool(distill.get("due", False))
     s.distillations = list(distill.get("records", []))
     s.trial_generations = int(data["trial_generations"])
     s.initial = (data["initial"][0], float(data["initial"][1])) if data["initial"] else None
-    c.meta.baseline = s.initial[0] if s.initial else None
-    c.budget.restore(data["budget"])
+    m.budget.restore(data["budget"])
     s.elapsed_before = float(data["elapsed_s"])
-    c.clock.restart()
+    s.clock.restart()
     s.policies = {pid: PolicyGenome.from_json(p) for pid, p in data["policies"].items()}
-    c.learned.load_state_dict(data.get("learned") or {})
-    c.judge.rejected = {pid: [] for pid in data.get("rejected", {})}
+    m.learned.load_state_dict(data.get("learned") or {})
+    m.rejected.clear()
+    m.rejected.update({pid: [] for pid in data.get("rejected", {})})
     s.train_ids = set(data.get("train_ids", ()))
-    c.judge.raced_out, c.judge.race_saved = data.get("race", (0, 0))
-    if c.monitor and data.get("monitor"):
-        c.monitor.load_state_dict(data["monitor"])
-    if c.surrogate and data.get("surrogate"):
-        c.surrogate.load_state_dict(data["surrogate"])
+    m.race.raced_out, m.race.race_saved = data.get("race", (0, 0))
+    if m.monitor and data.get("monitor"):
+        m.monitor.load_state_dict(data["monitor"])
+    if m.surrogate and data.get("surrogate"):
+        m.surrogate.load_state_dict(data["surrogate"])
     s.suspects = set(data.get("suspects", []))
-    c.validator.memo = {
-        pid: typed(
-            ValidationResult,
-            {
-                "s_val": r["s_val"],
-                "aggregates": r["aggregates"],
-                "per_instance": tuple(r["per_instance"]),
-                "n": r["n"],
-                "truncation": r["truncation"],
-            },
-        )
-        for pid, r in data["validation_memo"].items()
-    }
-    c.validator.raced_out = set(data.get("validation_raced_out", ()))
+    m.validations.clear()
+    m.validations.update(
+        {
+            pid: typed(
+                ValidationResult,
+                {
+                    "s_val": r["s_val"],
+                    "aggregates": r["aggregates"],
+                    "per_instance": tuple(r["per_instance"]),
+                    "n": r["n"],
+                    "truncation": r["truncation"],
+                },
+            )
+            for pid, r in data["validation_memo"].items()
+        }
+    )
+    m.raced_out.clear()
+    m.raced_out.update(data.get("validation_raced_out", ()))
+
+
+def _memos(s: RunState) -> Memos:
+    if s.memos is None:
+        raise ValueError("a RunState made without its components' memos (engine.state.new_state)")
+    return s.memos
 
 
 def checkpoint_index(s: RunState) -> dict[str, Any]:

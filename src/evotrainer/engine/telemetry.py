@@ -26,7 +26,7 @@ TICK_S = 1.0  # the most often a progress event is emitted
 
 def elapsed(c: Components, s: RunState) -> float:
     """The run's seconds: those before the last resume plus this process's."""
-    return s.elapsed_before + c.clock.since_start()
+    return s.elapsed_before + s.clock.since_start()
 
 
 def alerts(c: Components, s: RunState, found: Sequence[Any]) -> None:
@@ -69,7 +69,7 @@ def emit_generation(
         elapsed_s=elapsed(c, s),
         total_generations=c.cfg.inner.generations,
         last_s_val=s.hopt.s_val_history[-1] if s.hopt.s_val_history else None,
-        **eta(c),
+        **eta(c, s),
     )
 
 
@@ -107,10 +107,10 @@ def emit_estimate(c: Components, s: RunState) -> None:
     )
     b = c.budget.snapshot()
     backend, answered = b["backend_calls"], b["backend_calls"] + b["cache_hits"]
-    c.clock.progress = Progress(max(est.total, answered), est.kinds, est.cap, backend, answered)
-    c.clock.session_t0 = time.perf_counter()
-    c.budget.listener = lambda: tick(c)
-    before = c.clock.calls_before if c.clock.calls_before is not None else backend
+    s.clock.progress = Progress(max(est.total, answered), est.kinds, est.cap, backend, answered)
+    s.clock.session_t0 = time.perf_counter()
+    c.budget.listener = lambda: tick(c, s)
+    before = s.clock.calls_before if s.clock.calls_before is not None else backend
     message = f"estimate: {est.describe()}"
     if c.cfg.model.spec.startswith("local:"):  # the embedded model: its pace is known roughly
         message += (
@@ -131,11 +131,11 @@ def counters(c: Components) -> tuple[int, int]:
     return b["backend_calls"], b["backend_calls"] + b["cache_hits"]
 
 
-def eta(c: Components) -> dict[str, Any]:
+def eta(c: Components, s: RunState) -> dict[str, Any]:
     """The generation event's time fields: the expected calls, the measured seconds per
     backend call and the seconds left (None until enough backend calls were made)."""
-    progress = c.clock.progress
-    if progress is None or c.clock.session_t0 is None:
+    progress = s.clock.progress
+    if progress is None or s.clock.session_t0 is None:
         return {}
     backend, answered = counters(c)
     now = time.perf_counter()
@@ -146,15 +146,17 @@ def eta(c: Components) -> dict[str, Any]:
     }
 
 
-def phase(c: Components, name: str, kind: str, calls: int | None, message: str = "") -> None:
+def phase(
+    c: Components, s: RunState, name: str, kind: str, calls: int | None, message: str = ""
+) -> None:
     """A stretch of work starts: the pace of its backend calls is timed as ``kind``
     (run/estimate.py's TRAINING or VALIDATION), and observers get a transient ``phase``
     event (the console's second bar; ``message``: a line to print where no recorded event
     announces the stretch). ``calls``: the most calls it may make (None: not known)."""
     backend, answered = counters(c)
-    if c.clock.progress is not None:
-        c.clock.progress.switch(kind, backend, answered, time.perf_counter())
-    c.clock.phase = {"phase": name, "kind": kind, "calls": calls, "answered_at": answered}
+    if s.clock.progress is not None:
+        s.clock.progress.switch(kind, backend, answered, time.perf_counter())
+    s.clock.phase = {"phase": name, "kind": kind, "calls": calls, "answered_at": answered}
     c.emit(ev.PHASE, phase=name, kind=kind, calls=calls, message=message)
 
 
@@ -163,25 +165,25 @@ def generation_phase(c: Components, s: RunState) -> None:
     inner = c.cfg.inner
     children = max(0, inner.population - inner.elites)
     calls = children * inner.tasks_per_generation * c.task.max_calls_per_rollout()
-    phase(c, f"generation {s.inner.generation + 1}/{inner.generations}", TRAINING, calls)
+    phase(c, s, f"generation {s.inner.generation + 1}/{inner.generations}", TRAINING, calls)
 
 
-def tick(c: Components) -> None:
+def tick(c: Components, s: RunState) -> None:
     """After an answer (the budget's listener): at most every ``TICK_S`` seconds, a
     transient ``progress`` event with the calls answered in the phase, the backend calls
     and cached answers so far and the ETA, so a display never goes silent while calls are
     answered (issue 51)."""
     now = time.monotonic()
-    if now - c.clock.last_tick < TICK_S:
+    if now - s.clock.last_tick < TICK_S:
         return
-    c.clock.last_tick = now
-    c.emit(ev.PROGRESS, **progress_fields(c))
+    s.clock.last_tick = now
+    c.emit(ev.PROGRESS, **progress_fields(c, s))
 
 
-def progress_fields(c: Components) -> dict[str, Any]:
+def progress_fields(c: Components, s: RunState) -> dict[str, Any]:
     """What a progress event says (``tick``)."""
     b = c.budget.snapshot()
-    ph = c.clock.phase
+    ph = s.clock.phase
     answered = b["backend_calls"] + b["cache_hits"]
     return {
         "phase": ph.get("phase"),
@@ -189,8 +191,8 @@ def progress_fields(c: Components) -> dict[str, Any]:
         "phase_calls": ph.get("calls"),
         "backend_calls": b["backend_calls"],
         "cached": b["cache_hits"],
-        "elapsed_s": c.clock.since_start(),
-        **eta(c),
+        "elapsed_s": s.clock.since_start(),
+        **eta(c, s),
     }
 
 
@@ -199,7 +201,7 @@ def check_time(c: Components, s: RunState) -> None:
     limit = c.cfg.budget.max_wall_s
     if limit is None:
         return
-    spent = c.clock.session_seconds()
+    spent = s.clock.session_seconds()
     if spent >= limit:
         raise TimeLimitReached(
             f"time limit reached: {spent:.0f} s of {limit:g} s (budget.max_wall_s, "

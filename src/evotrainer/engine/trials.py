@@ -30,7 +30,7 @@ def trial_started(c: Components, s: RunState, i: int, n: int, h: HarnessGenome) 
     calls = (inner.elites + c.cfg.outer.trial_generations * per_generation) * (
         c.task.max_calls_per_rollout()
     )
-    phase(c, f"outer step {s.outer_step}: trial {i + 1}/{n}", TRAINING, calls)
+    phase(c, s, f"outer step {s.outer_step}: trial {i + 1}/{n}", TRAINING, calls)
     c.emit(
         ev.TRIAL_STARTED,
         outer_step=s.outer_step,

@@ -31,7 +31,7 @@ def validate(
     todo = {p.id for p in policies if p.id not in c.validator.memo}
     if todo:
         n = len(c.validator.instances) * c.task.max_calls_per_rollout()
-        phase(c, f"validating {role} policies", VALIDATION, len(todo) * n)
+        phase(c, s, f"validating {role} policies", VALIDATION, len(todo) * n)
         c.emit(
             ev.VALIDATION_STARTED,
             role=role,

@@ -18,7 +18,7 @@ import math
 import random
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from evotrainer.evaluation.evaluator import Evaluator, PolicyFitness
@@ -42,6 +42,14 @@ class Constitution(Protocol):
     def check_outputs(
         self, pairs: Iterable[tuple[str, str]], example: str = ""
     ) -> list[Violation]: ...
+
+
+@dataclass
+class RaceTally:
+    """What racing children on their batch saved, in all."""
+
+    raced_out: int = 0  # candidates stopped early
+    race_saved: int = 0  # (candidate, instance) pairs racing did not evaluate
 
 
 def input_text(task: Task, instance: Instance) -> str:
@@ -81,8 +89,7 @@ class FitnessJudge:
         self.racing = Racing(race_first, race_margin)  # evaluation/racing.py
         self.rejected: dict[str, list[Violation]] = {}
         self._terminal: dict[int, Validator] = {}
-        self.raced_out = 0  # candidates stopped early, in all
-        self.race_saved = 0  # (candidate, instance) pairs racing did not evaluate
+        self.race = RaceTally()  # what racing saved (run state: the checkpoint holds it)
         self._lock = threading.Lock()  # concurrent harness trials share the judge
 
     def __call__(
@@ -169,8 +176,8 @@ class FitnessJudge:
                 estimates[p.id] = est
         self.evaluator.evaluate(promoted, batch)
         with self._lock:
-            self.raced_out += len(estimates)
-            self.race_saved += len(estimates) * (len(batch) - k)
+            self.race.raced_out += len(estimates)
+            self.race.race_saved += len(estimates) * (len(batch) - k)
         return estimates
 
     def violations(self, policy: PolicyGenome, batch: Sequence[Instance]) -> list[Violation]:

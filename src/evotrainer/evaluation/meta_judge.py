@@ -61,6 +61,11 @@ class MetaJudge:
         self.feedback = feedback
         self.baseline: str | None = None  # the best seed: the human objective's reference
 
+    def use_baseline(self, policy_id: str | None) -> None:
+        """The policy people's preferences are measured against: the run's best seed (its
+        RunState's ``initial``), once the seeds are validated or the state is loaded."""
+        self.baseline = policy_id
+
     # -- objectives ---------------------------------------------------------------------------
     def population_diversity(self, opt: Population, batch: Sequence[Instance]) -> float | None:
         """Diversity of the population's stored outputs on the batch (no LLM call). Only members

@@ -6,7 +6,8 @@ the process ends, however it ends (kill -9 included), so a stale lock never bloc
 A process that ends its work removes the file before it lets the lock go (a finished run
 leaves no ``.lock``: issue 51); one that took the lock on a file removed meanwhile sees that
 its file is no longer the one at ``.lock`` and tries again on the new one. On systems without
-fcntl (Windows) no lock is taken.
+fcntl (Windows) no lock is taken. The benchmarks lock their cells with it too
+(``RunLock(work / "locks", f"{cell}.lock")``: one process per cell).
 """
 
 from __future__ import annotations
@@ -25,9 +26,13 @@ LOCK_NAME = ".lock"
 ATTEMPTS = 5  # a lock file replaced under us this many times in a row: give up
 
 
+class LockHeld(RunDirectoryError):
+    """Another process holds the lock."""
+
+
 class RunLock:
-    def __init__(self, run_dir: Path) -> None:
-        self.path = run_dir / LOCK_NAME
+    def __init__(self, run_dir: Path, name: str = LOCK_NAME) -> None:
+        self.path = run_dir / name
         self._fd: int | None = None
 
     def acquire(self) -> None:
@@ -56,7 +61,7 @@ class RunLock:
         except OSError:
             holder = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
             os.close(fd)
-            raise RunDirectoryError(
+            raise LockHeld(
                 f"{self.path.parent} is in use by another process (pid {holder}): two processes "
                 "must not write one run. Wait for it to end, or stop it first."
             ) from None
@@ -77,6 +82,25 @@ class RunLock:
         a model); the lock itself is taken later, by ``acquire``."""
         self.acquire()
         self.release()
+
+    def in_use(self) -> bool:
+        """Whether some process (this one included, through another ``RunLock``) holds the lock
+        now. Reads only: no lock file, no lock."""
+        if fcntl is None:
+            return False
+        try:
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        else:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return False
+        finally:
+            os.close(fd)
 
     def release(self) -> None:
         if self._fd is None:

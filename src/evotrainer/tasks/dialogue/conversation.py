@@ -10,7 +10,7 @@ is the conversation, whichever voice the customer spoke with).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from evotrainer.tasks.dialogue.database import Database, Row, satisfies
 from evotrainer.tasks.dialogue.episode import Episode, grounded_share
@@ -30,6 +30,7 @@ class DialogueGoal:
     difficulty: float
     seed: int
     dialogue_id: str = ""  # the MultiWOZ dialogue whose goal it is ("" = sampled)
+    patience: float = 1.0  # the harness's patience gene: every persona's patience scaled
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,8 @@ def row_view(domain: str, rows: Sequence[Row]) -> tuple[dict[str, str], ...]:
 class Conversation:
     def __init__(self, payload: DialogueGoal, db: Database, max_rows: int = 5) -> None:
         persona = PERSONAS[payload.persona]
+        if payload.patience != 1.0:
+            persona = replace(persona, patience=persona.patience * payload.patience)
         self.payload = payload
         self.user = AgendaUser(payload.goal, persona, db, payload.seed, payload.difficulty)
         self.db = db

@@ -3,14 +3,27 @@ how its mood moves, whether it chats off topic or changes its mind. The harness'
 the mix of these kinds (``DialogueGenerator.kinds``), so the outer loop decides which customers
 the clerk trains against.
 
-Each row is plain data. Issue 49 turns harness genes into a table; these rows (and the LLM
-user's ``voice``) are the natural persona genes then. Until that lands the outer loop evolves
-the mix of personas and L, not the rows themselves.
+Each row is plain data. Besides the mix of personas and L, the harness evolves one persona
+gene (harness/genes.py's table: ``PATIENCE``, declared by the task): every customer's patience
+scaled, so the outer loop can make the customers the clerk trains against more or less
+forgiving. The other columns and the LLM user's ``voice`` stay fixed per persona.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from evotrainer.types import GeneSpec
+
+# the harness gene the task declares (DialogueTask.harness_genes; DialogueGenerator reads it)
+PATIENCE = GeneSpec(
+    "patience",
+    1.0,
+    0.6,
+    1.6,
+    step=0.1,
+    description="every simulated customer's patience, scaled (1: the persona's own)",
+)
 
 
 @dataclass(frozen=True)

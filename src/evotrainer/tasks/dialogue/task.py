@@ -48,11 +48,12 @@ from evotrainer.tasks.dialogue.loader import (
     read_items,
 )
 from evotrainer.tasks.dialogue.metric import DialogueMetric
+from evotrainer.tasks.dialogue.personas import PATIENCE
 from evotrainer.tasks.dialogue.render import CLERK, CUSTOMER, clerk_messages, clerk_reply
 from evotrainer.tasks.dialogue.rewards import component_registry
 from evotrainer.tasks.dialogue.scoring import Episodes
 from evotrainer.tasks.dialogue.style import EDITS, TEMPLATES, VOCABULARY, seed_policies
-from evotrainer.types import Instance, Message, Rollout, Trajectory, Turn
+from evotrainer.types import GeneSpec, Instance, Message, Rollout, Trajectory, Turn
 
 HINTS = HarnessHints(
     proxies={"requests": ("request_recall", 0.5), "inform": ("inform_match", 0.5)},
@@ -101,6 +102,10 @@ class DialogueTask(BaseTask):
             f"DialogueTask(db={self.db.source!r}, max_turns={self.max_turns}, "
             f"user_model={self.user_model!r}, validate_on={self.validate_on!r})"
         )
+
+    def harness_genes(self) -> list[GeneSpec]:
+        """The persona gene the outer loop evolves (personas.py: PATIENCE)."""
+        return [PATIENCE]
 
     def generator(self) -> TaskGenerator:
         return DialogueGenerator(self.db, follow_mix=self.persona_mix == "harness")
