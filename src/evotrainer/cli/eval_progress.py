@@ -44,7 +44,7 @@ class EvalProgress:
             self.bar.start()
             self.task = self.bar.add_task("eval", total=self.total, status="")
         self.t0 = time.perf_counter()
-        self.budget.listener = self
+        self.budget.listen(self)
         return self
 
     def __call__(self) -> None:
@@ -76,6 +76,6 @@ class EvalProgress:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.budget.listener = None
+        self.budget.listen(None)
         if self.bar is not None:
             self.bar.stop()

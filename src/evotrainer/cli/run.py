@@ -70,7 +70,7 @@ def conclude(co: CoEvolution, result: RunResult, as_json: bool, report: bool) ->
         out.print(f"returned {returned}: {c['reason']}", markup=False)
     elif s["validation"].get("confirmation_note"):
         out.print(f"not confirmed: {s['validation']['confirmation_note']}", markup=False)
-    out.print(closing_counts(s, co.cfg.budget.max_calls), markup=False, highlight=False)
+    out.print(closing_counts(s, co.components.cfg.budget.max_calls), markup=False, highlight=False)
     out.print("[bold]best prompt:[/]")
     out.print(result.best.render(), markup=False)
     if co.run_dir is not None:

@@ -109,7 +109,7 @@ def emit_estimate(c: Components, s: RunState) -> None:
     backend, answered = b["backend_calls"], b["backend_calls"] + b["cache_hits"]
     s.clock.progress = Progress(max(est.total, answered), est.kinds, est.cap, backend, answered)
     s.clock.session_t0 = time.perf_counter()
-    c.budget.listener = lambda: tick(c, s)
+    c.budget.listen(lambda: tick(c, s))
     before = s.clock.calls_before if s.clock.calls_before is not None else backend
     message = f"estimate: {est.describe()}"
     if c.cfg.model.spec.startswith("local:"):  # the embedded model: its pace is known roughly

@@ -171,6 +171,10 @@ class Budget:
         if hit:
             self._tell()
 
+    def listen(self, listener: Callable[[], None] | None) -> None:
+        """Call ``listener`` after every answer from now on (None: stop)."""
+        self.listener = listener
+
     def _tell(self) -> None:
         """The listener, after an answer; one that raises is dropped (a progress display
         never stops a call)."""
