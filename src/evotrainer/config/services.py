@@ -145,8 +145,9 @@ class TrackingConfig(_Strict):
     )
     uri: str | None = Field(
         None,
-        description="mlflow: the tracking URI (http://host:5000, or file:/folder with "
-        "MLFLOW_ALLOW_FILE_STORE=true on MLflow 3); None = MLflow's own default "
+        description="mlflow: the tracking URI (http://host:5000, or a local folder file:/folder: "
+        "the run sets MLFLOW_ALLOW_FILE_STORE=true for it, which MLflow 3 needs; set it "
+        "yourself to read the folder back); None = MLflow's own default "
         "($MLFLOW_TRACKING_URI). tensorboard: the log folder; None = RUN_DIR/tensorboard",
     )
     experiment: str = Field("evotrainer", min_length=1, description="mlflow experiment name")

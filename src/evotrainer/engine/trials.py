@@ -10,6 +10,7 @@ from evotrainer.engine.distill_step import trial_adapter
 from evotrainer.engine.generation import draw_batch, fitness_of, run_generation
 from evotrainer.engine.session import finite
 from evotrainer.engine.state import RunState
+from evotrainer.engine.telemetry import phase
 from evotrainer.evaluation.runner import ThreadRunner
 from evotrainer.harness.distill_mix import TRIAL as DISTILL_TRIAL
 from evotrainer.harness.genome import HarnessGenome
@@ -17,6 +18,7 @@ from evotrainer.llm.base import parallel_requests_of
 from evotrainer.loops.inner import PolicyOptimizer
 from evotrainer.loops.rng import stream
 from evotrainer.run import events as ev
+from evotrainer.run.estimate import TRAINING
 from evotrainer.types import Instance
 
 # a trial's population, batch, epoch and the harness that drew the batch
@@ -25,6 +27,12 @@ Move = tuple[str, str]  # a queued neighbour move (kind, value)
 
 
 def trial_started(c: Components, s: RunState, i: int, n: int, h: HarnessGenome) -> None:
+    inner = c.cfg.inner
+    per_generation = max(0, inner.population - inner.elites) * inner.tasks_per_generation
+    calls = (inner.elites + c.cfg.outer.trial_generations * per_generation) * (
+        c.task.max_calls_per_rollout()
+    )
+    phase(c, s, f"outer step {s.outer_step}: trial {i + 1}/{n}", TRAINING, calls)
     c.emit(
         ev.TRIAL_STARTED,
         outer_step=s.outer_step,
