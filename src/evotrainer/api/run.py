@@ -95,7 +95,10 @@ def optimize(
     result = co.run(folder)
     _report(co, cfg)
     policy = Policy(result.best, settings_of(cfg), summary_of(result.summary, folder), folder)
-    policy._parts = (co.components.task, co.components.stack.backend)  # the run's task and loaded model
+    policy._parts = (
+        co.components.task,
+        co.components.stack.backend,
+    )  # the run's task and loaded model
     return policy
 
 
