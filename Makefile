@@ -44,8 +44,8 @@ demo: setup
 	$(BIN)/evotrainer run -c configs/demo.yaml --run-dir runs/demo-$$(date +%Y%m%d-%H%M%S)
 
 lint: setup
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks examples
+	$(BIN)/ruff format --check src tests benchmarks examples
 	$(BIN)/lint-imports
 	$(BIN)/python -m mypy
 

@@ -56,6 +56,21 @@ CHANGED_SINCE_BASE = (
         r"^cells\.distill/res/(cells/sft_refs-seed\d+\.json\.rows|summary\.json\.methods)"
         r"\.sft_refs\.(runs\[\d+\]\.)?(calls|tokens|cache_hits)\b"
     ),
+    # issue 47: distill config keys added at defaults that keep the old behaviour (the
+    # schedule, the data-mix genes, the trial's pairs, the sample temperature, the target cut):
+    # present in every engine config a cell records
+    re.compile(
+        r".*\.distill\.(schedule|mix_genes|trial_pairs|sample_temperature|cut_targets): only in "
+        r"this tree$"
+    ),
+    # issue 51: returned_is_seed asks whether the returned policy is one of the seeds (the old
+    # meaning, the confirmation's baseline, is returned_is_baseline); outer_steps counts the
+    # steps that decided something (outer_steps_skipped the others); the budget's message says
+    # "backend calls made of max_calls" (GEPA's log keeps it)
+    re.compile(
+        r"^cells\.\S*\.(returned_is_seed|returned_is_baseline|outer_steps|outer_steps_skipped):"
+    ),
+    re.compile(r"^cells\.\S*\.gepa\.runs\[\d+\]\.details\.log_tail\[\d+\]:"),
 )
 TIME = re.compile(r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d")
 TINY = [

@@ -38,8 +38,27 @@ SINCE_BASE: tuple[str, ...] = ()
 # config keys added since BASE (BASE refuses them as unknown) at a default that keeps the old
 # behaviour: dropped from the config the branch's run records (issue 49: the gene table, the
 # conciseness objective's component named; issue 50: model.wait_notice_s, how long an HTTP
-# backend waits before saying so, off the demo's path: its model is a fake)
-ADDED_SINCE_BASE = ("harness.genes", "meta.concise_component", "model.wait_notice_s")
+# backend waits before saying so, off the demo's path: its model is a fake; issue 47: the
+# distillation's schedule, data-mix genes, trial pairs, sample temperature and target cut, all
+# off the demo's path: the demo does not distil)
+ADDED_SINCE_BASE = (
+    "harness.genes",
+    "meta.concise_component",
+    "model.wait_notice_s",
+    "distill.schedule",
+    "distill.mix_genes",
+    "distill.trial_pairs",
+    "distill.sample_temperature",
+    "distill.cut_targets",
+)
+# result keys changed on purpose since BASE, left out of both runs' files: issue 51 made
+# returned_is_seed ask whether the returned policy is one of the seeds (before: whether it was
+# the confirmation's baseline, which may be a variation of a seed; now returned_is_baseline)
+CHANGED_SINCE_BASE = {"returned_is_seed", "returned_is_baseline"}
+# summary.json keys added since BASE, dropped from the branch's summary (issue 51:
+# outer_steps_skipped, the outer steps due but skipped, which outer_steps no longer counts; 0 in
+# the demo, whose one outer step is taken)
+SUMMARY_ADDED_SINCE_BASE = ("outer_steps_skipped",)
 # what a clock or a cache decides, not the engine
 VOLATILE = {
     "wall_s",
@@ -66,9 +85,9 @@ FILES = (
 
 
 def strip(value: Any) -> Any:
-    """``value`` without the volatile keys, at any depth."""
+    """``value`` without the volatile keys and those changed since BASE, at any depth."""
     if isinstance(value, dict):
-        return {k: strip(v) for k, v in value.items() if k not in VOLATILE}
+        return {k: strip(v) for k, v in value.items() if k not in VOLATILE | CHANGED_SINCE_BASE}
     if isinstance(value, list):
         return [strip(v) for v in value]
     return value
@@ -174,7 +193,12 @@ def compare(
 
 def without_added(run: dict[str, Any]) -> dict[str, Any]:
     """``run`` (read_run's) with ADDED_SINCE_BASE taken out of every config its events
-    record."""
+    record, and SUMMARY_ADDED_SINCE_BASE out of its summary (and the run_finished event's)."""
+    summaries = [run.get("summary.json")]
+    summaries += [e.get("summary") for e in run.get("events.jsonl") or [] if isinstance(e, dict)]
+    for summary in summaries:
+        for key in SUMMARY_ADDED_SINCE_BASE if isinstance(summary, dict) else ():
+            summary.pop(key, None)
     for event in run.get("events.jsonl") or []:
         config = event.get("config") if isinstance(event, dict) else None
         for key in ADDED_SINCE_BASE if isinstance(config, dict) else ():

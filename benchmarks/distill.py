@@ -12,6 +12,11 @@ prompts, weights, or both, on the standard profile's data, at one call budget.
 - ``alternation_per_scale`` (added after the five were test-scored): ``alternation`` with the
   pairs ranked only against answers scored on the same reward components (commit 2f949d3).
 
+The 1,000-call profile (issue 47, distill-1000.yaml) adds the weights-first methods
+(``WEIGHTS_FIRST``: the references' adapter before generation 1, prompts evolved on it, further
+distillations under the harness's data-mix genes) and ``sft_refs_cpu`` (``sft_refs`` with more
+epochs: the profile's ``sft_cpu_epochs``, set to spend the full method's training CPU).
+
 The two weights-only methods (benchmarks/methods/weights.py) validate the best seed with its
 new adapter on the selection meetings and return it only when it beats the best seed there and
 the engine's return rule confirms it on the confirmation meetings (the rule every engine cell
@@ -28,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from evotrainer.distill.pairs import TrainingPair
+from evotrainer.harness.distill_mix import reference_pairs
 from evotrainer.harness.distill_pairs import best_per_instance, choose_pairs
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.types import Instance, Lineage
@@ -35,6 +41,18 @@ from evotrainer.types import Instance, Lineage
 # the engine cells that distil (benchmarks/engine.py adds their ``distill`` section): method ->
 # outer loop on
 ENGINE_DISTILL = {"alternation": True, "alternation_frozen": False, "alternation_per_scale": True}
+# issue 47's weights-first methods (distill-1000.yaml): method -> (outer loop on, the
+# share genes fixed for the later distillations: None = the harness moves them)
+REFS_ONLY = {"distill_refs": 1.0, "distill_own": 0.0, "distill_context": 0.0}
+OWN_ONLY = {"distill_refs": 0.0, "distill_own": 1.0, "distill_context": 0.0}
+WEIGHTS_FIRST: dict[str, tuple[bool, dict[str, float] | None]] = {
+    "weights_prompts": (True, None),  # the full method
+    "weights_prompts_once": (True, None),  # no distillation after the references' one
+    "weights_prompts_frozen": (False, None),  # the harness (and its data mix) frozen
+    "weights_prompts_refs": (True, REFS_ONLY),  # later distillations: references only
+    "weights_prompts_own": (True, OWN_ONLY),  # later distillations: own answers only
+}
+ENGINE_DISTILL.update({m: outer for m, (outer, _) in WEIGHTS_FIRST.items()})
 # the same adapter settings for every method (docs/distillation.md)
 LORA = {"rank": 8, "alpha": 16.0, "learning_rate": 2e-4, "epochs": 2.0, "max_seq_len": 1536}
 MAX_PAIRS = 64
@@ -64,22 +82,44 @@ def engine_distill(after: int) -> dict[str, Any]:
     }
 
 
+def weights_first(data: dict[str, Any], method: str, prof: dict[str, Any]) -> None:
+    """Make ``data`` (an engine cell's config, its ``distill`` section already the
+    alternation's) the weights-first ``method``'s: the references' adapter before generation
+    1 (cut to the answer cap), then at most ``distill_rounds`` rounds, after generation
+    ``distill_after`` and every ``distill_every``, their data mix the harness's genes, trialled
+    by rerun trials that train a small adapter (``distill_trial_pairs`` pairs)."""
+    outer, fixed = WEIGHTS_FIRST[method]
+    once = method == "weights_prompts_once"
+    data["distill"].update(
+        {
+            "schedule": "weights_first",
+            "every": int(prof.get("distill_every", 2)),
+            "max_rounds": 1 if once else int(prof.get("distill_rounds", 3)),
+            "mix_genes": True,
+            "trial_pairs": int(prof.get("distill_trial_pairs", 16)),
+            "cut_targets": bool(prof.get("cut_targets", True)),
+        }
+    )
+    if outer:
+        data["outer"]["trials"] = "rerun"  # a distillation trial needs a trial per variant
+    if fixed is not None:  # the shares fixed: no trial moves them
+        genes = {k: {"initial": v, "step": 0.0} for k, v in fixed.items()}
+        data["harness"]["genes"] = {**data["harness"].get("genes", {}), **genes}
+
+
 def sft_pairs(
     seed_policy: PolicyGenome,
     pool: Sequence[Instance],
     render: Any,
     reference: Any,
     rng: random.Random,
+    cap: int | None = None,
 ) -> list[TrainingPair]:
     """At most MAX_PAIRS (instance, human reference) pairs of the labelled pool, in the best
-    seed's prompt (a random subset when the pool is larger)."""
-    with_refs = [(i, (reference(i) or "").strip()) for i in pool]
-    with_refs = [(i, t) for i, t in with_refs if t]
-    rng.shuffle(with_refs)
-    return [
-        TrainingPair(tuple(render(seed_policy, i)), text, source=f"human reference of {i.id}")
-        for i, text in with_refs[:MAX_PAIRS]
-    ]
+    seed's prompt (a random subset when the pool is larger); with ``cap`` (the profile's
+    ``cut_targets``) each reference cut to the answer cap. The engine's weights-first round
+    builds its pairs with the same function (harness/distill_mix.py)."""
+    return reference_pairs(seed_policy, pool, render, reference, MAX_PAIRS, rng=rng, cap=cap)
 
 
 def self_pairs(
@@ -103,13 +143,17 @@ def self_pairs(
     return list(choice.pairs), choice.to_json()
 
 
-def train(pairs: Sequence[TrainingPair], seed: int, out_dir: Path) -> dict[str, Any]:
-    """Train the adapter (the distill extra); plain data about it, CPU seconds included."""
+def train(
+    pairs: Sequence[TrainingPair], seed: int, out_dir: Path, epochs: float | None = None
+) -> dict[str, Any]:
+    """Train the adapter (the distill extra); plain data about it, CPU seconds included.
+    ``epochs``: instead of LORA's (sft_refs_cpu)."""
     from evotrainer.distill.settings import LoraSettings
     from evotrainer.distill.train import train_adapter
 
+    lora = {**LORA, **({"epochs": epochs} if epochs is not None else {})}
     cpu0 = time.process_time()
-    result = train_adapter(list(pairs), LoraSettings(seed=seed, **LORA), out_dir).to_dict()
+    result = train_adapter(list(pairs), LoraSettings(seed=seed, **lora), out_dir).to_dict()
     result["process_cpu_s"] = round(time.process_time() - cpu0, 1)
     return result
 

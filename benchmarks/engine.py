@@ -107,6 +107,8 @@ def config(
     }
     if method in distill.ENGINE_DISTILL:
         data["distill"] = distill.engine_distill(int(p.get("distill_after", 3)))
+        if method in distill.WEIGHTS_FIRST:  # issue 47's methods (distill-1000.yaml)
+            distill.weights_first(data, method, p)
     if bench.scarce is not None:
         domain = dialogue if bench.domain == "dialogue" else scarce
         name = method or ("evotrainer" if outer else "fixed")

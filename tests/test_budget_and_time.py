@@ -16,7 +16,13 @@ from typer.testing import CliRunner
 from evotrainer.cli.app import app
 from evotrainer.coevolution import CoEvolution
 from evotrainer.config import load_config
-from evotrainer.run.estimate import Progress, estimate_calls, format_duration
+from evotrainer.run.estimate import (
+    TRAINING,
+    VALIDATION,
+    Progress,
+    estimate_calls,
+    format_duration,
+)
 from tests.fake_meetings import write_corpus
 
 cli = CliRunner()
@@ -79,14 +85,56 @@ def test_the_estimate_respects_the_cap():
     assert "stops it there" in roomy.describe()
 
 
-def test_eta_from_the_measured_pace():
-    p = Progress(expected_calls=100)
-    assert p.eta_s(2, 1.0) is None  # too few calls to know the pace
-    assert p.eta_s(10, 5.0) == pytest.approx(45.0)  # 0.5 s per call, 90 calls left
-    resumed = Progress(expected_calls=100, calls_at_start=50)
-    assert resumed.eta_s(60, 10.0) == pytest.approx(40.0)  # this session's pace
+def test_eta_from_the_backend_pace_by_kind():
+    """Issue 51: only backend calls are timed, apart for training and validation calls."""
+    p = Progress(expected_calls=100, kinds={TRAINING: 60, VALIDATION: 40})
+    p.switch(TRAINING, 0, 0, now=0.0)
+    assert p.eta_s(2, 2, 1.0) is None  # too few backend calls to know the pace
+    p.switch(VALIDATION, 10, 10, now=5.0)  # 10 training calls in 5 s: 0.5 s each
+    # 4 validation calls in 8 s (2 s each): 50 training calls left at 0.5 s, 36 at 2 s
+    assert p.eta_s(14, 14, 13.0) == pytest.approx(50 * 0.5 + 36 * 2.0)
+    assert p.seconds_per_call(14, 14, 13.0) == pytest.approx(13.0 / 14)
+    warm = Progress(100, {TRAINING: 100})
+    warm.switch(TRAINING, 0, 0, 0.0)
+    assert warm.eta_s(0, 50, 0.5) is None  # the cache answered 50 at once: no pace yet
+    assert warm.eta_s(4, 54, 8.5) == pytest.approx(46 * 8.5 / 4)  # the backend's pace
+    resumed = Progress(100, {TRAINING: 100}, backend_at_start=50, answered_at_start=50)
+    resumed.switch(TRAINING, 50, 50, 0.0)
+    assert resumed.eta_s(60, 60, 10.0) == pytest.approx(40.0)  # this session's pace
+    capped = Progress(100, {TRAINING: 100}, cap=20)
+    capped.switch(TRAINING, 0, 0, 0.0)
+    assert capped.eta_s(10, 10, 10.0) == pytest.approx(10.0)  # 10 calls left under the cap
     assert format_duration(3 * 3600 + 5 * 60) == "3h 05m"
     assert format_duration(750) == "12m 30s" and format_duration(None) == "?"
+
+
+def test_the_estimate_says_what_a_cap_buys():
+    roomy = estimate_calls(load_config(None, ["budget.max_calls=100000"]), 10, 6, 3)
+    assert "buys" not in roomy.describe() and roomy.buys() == (20, 3)
+    cfg = load_config(None, ["budget.max_calls=1500"])
+    est = estimate_calls(cfg, 10, 6, 3)
+    gens, steps = est.buys()
+    assert 0 < gens < 20 and f"this cap buys about {gens} generations of 20" in est.describe()
+
+
+def test_the_first_run_the_readme_suggests_evolves():
+    """Issue 51: init's config under the README's first command buys at least 2 generations
+    and an outer step (on 6 selection and 4 confirmation meetings, as --data's 10 give it),
+    in about 10 minutes at make demo's pace on the embedded model."""
+    from evotrainer import example_config
+    from tests.support import REPO
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    first = re.search(r"^evotrainer run -c evotrainer.yaml --data my.jsonl(.*?)#", readme, re.M)
+    assert first, "the README's first run command"
+    cap = re.search(r"--max-calls (\d+)", first.group(1))
+    sets = [f"budget.max_calls={cap.group(1)}"] if cap else []
+    cfg = load_config(example_config("starter"), sets)
+    est = estimate_calls(cfg, 6, 4, 3)
+    gens, steps = est.buys()
+    assert gens >= 2 and steps >= 1, est.describe()
+    assert f"{gens} generations of {cfg.inner.generations} and {steps} outer step" in est.describe()
+    assert est.embedded_seconds() <= 10 * 60
 
 
 def test_run_flags_cap_calls_and_tokens_and_print_the_estimate_and_an_eta(tmp_path):
@@ -112,7 +160,7 @@ def test_run_flags_cap_calls_and_tokens_and_print_the_estimate_and_an_eta(tmp_pa
     gen_lines = [line for line in out.splitlines() if line.startswith("gen ")]
     assert gen_lines and all("ETA" in line for line in gen_lines), gen_lines
     assert out.index("estimate: about") < out.index(gen_lines[0])
-    assert re.search(r"pace: [\d.]+ s per LLM call", out)
+    assert re.search(r"pace: [\d.]+ s per backend call", out)
 
 
 def test_timeout_stops_between_generations_and_still_returns_a_validated_policy(tmp_path):

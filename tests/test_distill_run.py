@@ -159,7 +159,7 @@ def test_a_distillation_the_calls_left_cannot_pay_for_is_skipped_and_says_so(
     from evotrainer.engine import outer_step
 
     for module in (distill_step, outer_step):
-        monkeypatch.setattr(module, "distill_cost", lambda c: 10**6)
+        monkeypatch.setattr(module, "distill_cost", lambda c, s=None: 10**6)
     cfg = config(tmp_path)
     cfg = cfg.model_copy(
         update={

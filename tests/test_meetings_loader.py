@@ -63,7 +63,7 @@ def test_blank_lines_are_skipped(tmp_path: Path) -> None:
         ("{not json", "bad JSON"),
         ("[1, 2]", "expected a JSON object"),
         (json.dumps({"id": "x", "references": {}}), 'missing "transcript"'),
-        (json.dumps(_record(transcript="hello")), '"transcript" must be a list'),
+        (json.dumps(_record(transcript=7)), '"transcript" must be a list of turns or a text'),
         (json.dumps(_record(transcript=[{"speaker": "A"}])), 'transcript[0] has no "text"'),
         (json.dumps(_record(transcript=[{"speaker": "A", "text": 3}])), "transcript[0].text"),
         (json.dumps(_record(transcript=[{"speaker": 5, "text": "x"}])), "transcript[0].speaker"),
@@ -83,6 +83,18 @@ def test_malformed_line_names_file_line_and_problem(tmp_path: Path, line: str, n
     assert str(p) in msg
     assert "line 3" in msg
     assert needle in msg
+
+
+def test_a_transcript_may_be_one_text_of_speaker_lines(tmp_path: Path) -> None:
+    """Issue 51: "Speaker: text" lines, as a table's ``:turns`` column is split; a line with
+    no speaker continues the turn before it."""
+    text = "Ann: The build is green.\nBo: I review the notes\ntoday.\n\nAnn: Thanks."
+    [m] = load_meetings(_write(tmp_path, [json.dumps(_record(transcript=text))]))
+    assert [(t.speaker, t.text) for t in m.transcript] == [
+        ("Ann", "The build is green."),
+        ("Bo", "I review the notes today."),
+        ("Ann", "Thanks."),
+    ]
 
 
 def test_duplicate_id_is_an_error(tmp_path: Path) -> None:

@@ -90,7 +90,7 @@ def test_init_writes_an_example_config_that_loads(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     written = tmp_path / "evotrainer.yaml"
     cfg = load_config(written)
-    assert cfg.task.name == "meetings" and cfg.inner.generations == 4  # the starter
+    assert cfg.task.name == "meetings" and cfg.inner.generations == 3  # the starter
     assert "evotrainer run -c evotrainer.yaml" in res.output
     again = cli.invoke(app, ["init"])
     assert again.exit_code == 2 and "exists" in again.output  # never overwritten silently

@@ -124,6 +124,29 @@ def test_mlflow_logs_config_metrics_harness_and_artifacts(tmp_path, mlflow_store
     assert doc == {"kind": "mlflow", "run_id": run.info.run_id}
 
 
+def test_mlflow_says_where_it_logs_and_reads_back_without_the_env(tmp_path, monkeypatch):
+    """Issue 51: a local file store named in the config is opted into for the user (MLflow 3
+    needs MLFLOW_ALLOW_FILE_STORE=true), the run's id and how to see it are printed, and what
+    was logged reads back with mlflow.search_runs (pandas: in the mlflow extra)."""
+    mlflow = pytest.importorskip("mlflow", reason="needs the mlflow extra")
+    pytest.importorskip("pandas", reason="the mlflow extra brings pandas")
+    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    uri = "file:" + str(tmp_path / "mlruns")
+    seen: list[ev.Event] = []
+    fake_run(_cfg(tmp_path, {"kind": "mlflow", "uri": uri}), tmp_path / "run", [seen.append])
+    where = [e.data for e in seen if e.type == ev.TRACKING]
+    assert len(where) == 1 and where[0]["run_id"] and where[0]["run_id"] in where[0]["message"]
+    assert "mlflow ui --backend-store-uri" in where[0]["message"]
+    mlflow.set_tracking_uri(uri)
+    try:
+        runs = mlflow.search_runs(experiment_names=["evotrainer"])
+    finally:
+        mlflow.set_tracking_uri(None)
+    assert list(runs["run_id"]) == [where[0]["run_id"]]
+    assert "metrics.calls/backend" in runs.columns
+
+
 def test_a_resumed_run_logs_into_the_same_mlflow_run(tmp_path, mlflow_store):
     cfg = _cfg(tmp_path, {"kind": "mlflow", "uri": mlflow_store})
     with pytest.raises(Killed):

@@ -33,6 +33,9 @@ ENGINE_KEYS = (
     "real_share",
     "engine_set",
     "distill_after",
+    "distill_every",
+    "distill_rounds",
+    "distill_trial_pairs",
 )
 # profile keys that say where results go, not what a cell measures
 LOCAL_KEYS = ("results_name",)

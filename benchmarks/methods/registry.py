@@ -33,8 +33,8 @@ def _engine(name: str, outer: bool, what: str, harness: str | None, listed: bool
     return Method(name, run, {name: what}, engine=True, outer=outer, always_listed=listed)
 
 
-def _distilling(name: str, what: str) -> Method:
-    return _engine(name, ENGINE_DISTILL[name], what, name, True)
+def _distilling(name: str, what: str, listed: bool = True) -> Method:
+    return _engine(name, ENGINE_DISTILL[name], what, name, listed)
 
 
 SEED_ROWS = {
@@ -99,12 +99,43 @@ REGISTRY: tuple[Method, ...] = (
         "alternation, its pairs ranked against answers on the same reward components (added "
         "after the five)",
     ),
+    # issue 47 (distill-1000.yaml): weights first, prompts on them, the harness choosing the
+    # later distillations' data mix; and its ablations
+    Method(
+        "sft_refs_cpu",
+        partial(weights.run, method="sft_refs_cpu"),
+        {"sft_refs_cpu": "sft_refs trained for more epochs (the full method's training CPU)"},
+        always_listed=False,
+    ),
+    _distilling(
+        "weights_prompts",
+        "weights first (SFT on the references), prompts evolved on them, later distillations "
+        "under the harness's data-mix genes",
+        False,
+    ),
+    _distilling("weights_prompts_once", "weights -> prompts, no later distillation", False),
+    _distilling(
+        "weights_prompts_frozen",
+        "weights_prompts with the harness frozen (the data mix at its initial value)",
+        False,
+    ),
+    _distilling(
+        "weights_prompts_refs", "weights_prompts, later distillations on references only", False
+    ),
+    _distilling(
+        "weights_prompts_own", "weights_prompts, later distillations on own answers only", False
+    ),
 )
 BY_NAME = {m.name: m for m in REGISTRY}
 DEFAULT = tuple(m.name for m in REGISTRY[:6])  # the methods of a profile that names none
 NAMES = tuple(BY_NAME)
 ENGINE = tuple(m.name for m in REGISTRY if m.engine)
-DISTILL = ("weights_only", "sft_refs", *ENGINE_DISTILL)  # the methods that train an adapter
+DISTILL = (
+    "weights_only",
+    "sft_refs",
+    "sft_refs_cpu",
+    *ENGINE_DISTILL,
+)  # the methods that train an adapter
 DESCRIPTIONS = {row: what for m in REGISTRY for row, what in m.rows.items()}
 ROWS = tuple(row for name in DEFAULT for row in BY_NAME[name].rows)  # a result file's rows
 ALL_ROWS = tuple(DESCRIPTIONS)  # a results directory's rows

@@ -1,7 +1,8 @@
 """The distill profile's weights-only methods (issue 31; protocol in docs/distillation.md):
 ``weights_only`` (the best seed's own answers, the best half by the default harness reward,
-into a LoRA adapter) and ``sft_refs`` (an adapter trained on the human references, in the
-best seed's prompt). The best seed with its adapter is validated on the selection meetings and
+into a LoRA adapter), ``sft_refs`` (an adapter trained on the human references, in the
+best seed's prompt) and ``sft_refs_cpu`` (issue 47: ``sft_refs`` trained for the profile's
+``sft_cpu_epochs`` epochs, the training CPU the weights-first method spends). The best seed with its adapter is validated on the selection meetings and
 returned only when it beats the best seed there and the engine's return rule confirms it on
 the confirmation meetings (the rule every engine cell applies), else the best seed."""
 
@@ -21,7 +22,7 @@ from evotrainer.policy.genome import PolicyGenome
 
 
 def run(bench: Bench, seed: int, *, method: str) -> RunOut:
-    """``weights_only`` or ``sft_refs`` (``method``) on one seed."""
+    """``weights_only``, ``sft_refs`` or ``sft_refs_cpu`` (``method``) on one seed."""
     from evotrainer.distill.serve import embedded_with_adapter
 
     t0 = time.perf_counter()
@@ -32,7 +33,9 @@ def run(bench: Bench, seed: int, *, method: str) -> RunOut:
     best = max(seeds, key=lambda p: (res[p.id].s_val, -ord(p.name)))
     details: dict[str, Any] = {"best_seed": best.name}
     pairs = _pairs(bench, method, seed, best, validator, stack.budget.backend_calls, details)
-    training = distill.train(pairs, seed, bench.work / "adapters" / f"{method}-seed{seed}")
+    epochs = bench.prof.get("sft_cpu_epochs") if method == "sft_refs_cpu" else None
+    out = bench.work / "adapters" / f"{method}-seed{seed}"
+    training = distill.train(pairs, seed, out, epochs)
     sha = training["sha256"]
     details["training"] = {k: v for k, v in training.items() if k != "losses"}
     details["adapter_path"] = training["adapter_path"]
@@ -80,8 +83,9 @@ def _pairs(
 
     pool = bench.labelled_pool()
     rng = random.Random(f"{method}-{seed}")
-    if method == "sft_refs":
-        pairs = distill.sft_pairs(best, pool, render, bench.task.reference_text, rng)
+    if method in ("sft_refs", "sft_refs_cpu"):
+        cap = bench.prof["max_tokens"] if bench.prof.get("cut_targets") else None
+        pairs = distill.sft_pairs(best, pool, render, bench.task.reference_text, rng, cap)
         details["pairs"] = {"pairs": len(pairs), "source": "human references"}
         return pairs
     n_conf = len(bench.confirmation.instances) if bench.confirmation else 0

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names, for type checkers and readers
+    from evotrainer.api.policy import Policy
+    from evotrainer.api.run import Optimizer, optimize
     from evotrainer.coevolution import CoEvolution
     from evotrainer.config import RunConfig, config_from_dict, load_config
     from evotrainer.engine.outcome import RunResult
@@ -21,6 +23,9 @@ if TYPE_CHECKING:  # the names, for type checkers and readers
 
 # name -> the module that defines it
 _LAZY = {
+    "optimize": "evotrainer.api.run",
+    "Optimizer": "evotrainer.api.run",
+    "Policy": "evotrainer.api.policy",
     "CoEvolution": "evotrainer.coevolution",
     "RunResult": "evotrainer.engine.outcome",
     "RunConfig": "evotrainer.config.run",
@@ -55,6 +60,8 @@ __all__ = [
     "Instance",
     "Lineage",
     "Message",
+    "Optimizer",
+    "Policy",
     "PolicyGenome",
     "Rollout",
     "RunConfig",
@@ -63,6 +70,7 @@ __all__ = [
     "config_from_dict",
     "example_config",
     "load_config",
+    "optimize",
 ]
 __version__ = "0.1.0"
 EXAMPLES = ("starter", "demo", "code", "dialogue")  # src/evotrainer/configs/<name>.yaml

@@ -35,10 +35,15 @@ from evotrainer.engine import outer_step as outer
 from evotrainer.engine.adapters import check_distill
 from evotrainer.engine.checkpoint_schema import checked_checkpoint
 from evotrainer.engine.components import Note, build_components
-from evotrainer.engine.distill_step import DistillStep, distill_due_after
+from evotrainer.engine.distill_step import DistillStep, distill_due_after, weights_first_due
 from evotrainer.engine.generation import draw_batch, retune_threads, run_generation
 from evotrainer.engine.outcome import RunResult, finish
-from evotrainer.engine.resume import generations_done, reread_population, with_settings
+from evotrainer.engine.resume import (
+    counted_at_finish,
+    generations_done,
+    reread_population,
+    with_settings,
+)
 from evotrainer.engine.session import Observer
 from evotrainer.engine.start import read_warm_start, start
 from evotrainer.engine.state import (
@@ -54,6 +59,7 @@ from evotrainer.engine.telemetry import (
     elapsed,
     emit_estimate,
     emit_generation,
+    generation_phase,
     watch_generation,
 )
 from evotrainer.engine.validate import validate_generation
@@ -97,11 +103,14 @@ class CoEvolution:
         validation: Sequence[Instance] | None = None,
         runner: Runner | None = None,
         operator_llm: LLMClient | None = None,
+        training: Sequence[Instance] | None = None,
     ) -> None:
         """``operator_llm``: the client the LLM-driven operators ask (a teacher), instead of
-        the one ``operator_model`` names (default: the agent model, ``llm``)."""
+        the one ``operator_model`` names (default: the agent model, ``llm``). ``validation``
+        and ``training``: instances instead of the files the config names (``training``: the
+        real training pool and the terminal reward's, as ``run --data``'s file)."""
         self.components, notes = build_components(
-            config, task, llm, observers, validation, runner, operator_llm
+            config, task, llm, observers, validation, runner, operator_llm, training
         )
         self.state: RunState = new_state(self.components)
         self._notes: list[Note] = notes  # events to emit once run() starts
@@ -133,11 +142,9 @@ class CoEvolution:
             c.events.observers.append(rd.log)
             c.meta.attach(rd.path)
         config = c.cfg.model_dump(mode="json")
-        warning = attach(
+        self._notes += attach(
             c.tracker, c.events.observers, self.run_dir, config, resuming, build_report
         )
-        if warning:
-            self._notes.append((ev.WARNING, {"message": warning}))
         for type_, data in self._notes:
             c.emit(type_, **data)
         self._notes = []
@@ -177,6 +184,7 @@ class CoEvolution:
             raise self._stopped_at_resume  # the cap was reached re-reading the population
         if s.initial is None:
             start(c, s, warm, self.run_dir)  # says what the run will cost once its data is known
+            s.distill_due = weights_first_due(c, s)  # the references' adapter comes first
             self.checkpoint()
         else:
             emit_estimate(c, s)
@@ -188,6 +196,7 @@ class CoEvolution:
         while s.inner.generation < c.cfg.inner.generations:
             check_time(c, s)
             retune_threads(c, s)
+            generation_phase(c, s)
             s.epoch = run_generation(c, s, s.inner, batch, s.harness, s.epoch, s.drawn)
             emit_generation(c, s, s.inner, batch)
             watch_generation(c, s)
@@ -255,12 +264,14 @@ class CoEvolution:
         operator_base_url: str | None = None,
         operator_llm: LLMClient | None = None,
         more_generations: int = 0,
+        training: Sequence[Instance] | None = None,
     ) -> tuple[Self, Path]:
         """Continue the run in ``run_dir``. ``base_url``/``ray_address``/``operator_base_url``:
         the endpoints the command line named (config.yaml's are taken only when they match or
         are the environment's: run/resume_settings.py). ``settings``: ``{"budget.max_calls":
         400}``, what the command line sets anew (``resume --max-calls``); config.yaml records
-        it. ``operator_llm``: the teacher client, as for the constructor.
+        it. ``operator_llm``, ``validation``, ``training``: as for the constructor (a run
+        given its data in memory is resumed with the same data).
         ``more_generations``: continue, finished or not, for that many generations more than
         the run has made (inner.generations becomes done + N; as Optuna continues a study),
         taking the steps a run configured that long would take after its last generation."""
@@ -285,6 +296,7 @@ class CoEvolution:
             validation=validation,
             runner=runner,
             operator_llm=operator_llm,
+            training=training,
         )
         co._rewrite_config = config != rd.config
         co._reopen = finished
@@ -295,11 +307,16 @@ class CoEvolution:
         check_same_validation(c.validation_set, state)
         check_same_data(state.get("data_sha256"), c.data_sha256, c.data_sources())
         load_state_into(co, state, path)  # a malformed state is a CheckpointError
+        if finished:
+            counted_at_finish(c, rd.path)  # the final validation's calls, in summary.json
+        s.clock.calls_before = c.budget.snapshot()["backend_calls"]
         c.adapters.read_from(rd.path)  # a population carrying an adapter is re-read with it
         co._stopped_at_resume = reread_population(c, s, state["budget"])
         co._seq = checkpoint_seq(path)
         co._notes += [(ev.WARNING, {"message": w}) for w in warnings]
         resumed: dict[str, Any] = {"checkpoint": path.name, "generation": s.inner.generation}
+        if (best := s.hopt.archive.best()) is not None:  # the console's best validated s_val
+            resumed |= {"best_policy": best.policy.id, "best_s_val": best.s_val}
         if more:
             g, total = s.inner.generation, c.cfg.inner.generations
             # the steps a run of the new length takes after generation g (the finished one

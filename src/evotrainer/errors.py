@@ -67,6 +67,12 @@ class MissingExtraError(ConfigError):
     ``pip install 'evotrainer[distill]'``). The message names the extra and the install command."""
 
 
+class MetricError(EvoTrainerError):
+    """A metric function given to the Python API (``evotrainer.optimize(metric=...)``) returned
+    something that is not a score. Unlike a metric that raises on one answer (that answer scores
+    0, the exception is its feedback), this stops the run: every score would be wrong."""
+
+
 class DistillError(EvoTrainerError):
     """LoRA distillation could not train or export an adapter (no training pair fits the
     sequence length, the loss became NaN, the adapter file is unreadable ...)."""

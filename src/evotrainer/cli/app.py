@@ -10,6 +10,7 @@ fake:latency=SECONDS (an echo after a delay)."""
 from __future__ import annotations
 
 import logging
+import math
 import os
 import random
 import sys
@@ -34,7 +35,7 @@ from evotrainer.cli.common import (
     out,
     overrides,
 )
-from evotrainer.cli.eval import run_eval
+from evotrainer.cli.eval import EvalSettings, run_eval
 from evotrainer.cli.run import conclude, data_values, interrupted, observers, resume_hint
 from evotrainer.errors import ConfigError, DataError, EvoTrainerError
 from evotrainer.review.server import serve
@@ -251,6 +252,44 @@ def review(
         fail(exc)
 
 
+@app.command("apply")
+def apply_(
+    policy_file: Annotated[
+        Path,
+        typer.Argument(
+            help="a policy file (Policy.save's, a run's best/policy.json) or a run directory"
+        ),
+    ],
+    data: Annotated[
+        Path,
+        typer.Option(
+            "--data",
+            help="the inputs: the task's JSONL (no references needed, ids made when missing), "
+            "a Parquet file or a Hugging Face datasets folder",
+        ),
+    ],
+    out_file: Annotated[
+        Path | None, typer.Option("--out", help="answers JSONL (default: stdout)")
+    ] = None,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Apply a saved policy to new inputs: one JSON line per input, {"id", "answer"} (and
+    "error" where the model gave none), answered as the run answered (its task settings, model,
+    decoding and loop cut; --model replaces the model)."""
+    # lazy: start-up time
+    from evotrainer.cli.apply import run_apply
+
+    try:
+        failed = run_apply(policy_file, data, out_file, model, base_url)
+    except (EvoTrainerError, OSError) as exc:
+        fail(exc)
+    except KeyboardInterrupt:
+        interrupted(None)
+    if failed:
+        raise typer.Exit(1)
+
+
 @app.command()
 def generate(
     out_file: Annotated[Path, typer.Option("--out", help="output JSONL")],
@@ -304,15 +343,6 @@ def generate(
 
 @app.command("eval")
 def eval_(
-    data: Annotated[
-        Path,
-        typer.Option(
-            "--data",
-            "--val-data",
-            help="the task's JSONL data, a Parquet file or a Hugging Face datasets folder "
-            "(mapped by --set data_columns=...: docs/data.md)",
-        ),
-    ],
     prompt: Annotated[
         list[str],
         typer.Option(
@@ -322,6 +352,30 @@ def eval_(
             "get inner.seed_decoding and inner.seed_postprocess) (repeatable)",
         ),
     ],
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            "--data",
+            "--val-data",
+            help="the task's JSONL data, a Parquet file or a Hugging Face datasets folder "
+            "(mapped by --set data_columns=...: docs/data.md); default with -c or --run: its "
+            "validation.data",
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "-c", "--config", help="evaluate under this config's settings (task, input cut ...)"
+        ),
+    ] = None,
+    run_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--run",
+            help="evaluate under this run's settings (its config.yaml: the task and its input "
+            "cut, s_val's weights, the model and cache), as the run validated",
+        ),
+    ] = None,
     out_file: Annotated[Path | None, typer.Option("--out", help="metrics JSON")] = None,
     limit: Annotated[int | None, typer.Option("--limit", min=1)] = None,
     model: ModelOpt = None,
@@ -339,9 +393,11 @@ def eval_(
     ] = None,
 ) -> None:
     """Run policies over a data set and report validation metrics (several policies share each
-    instance's prefill: instances are evaluated one at a time for all policies)."""
+    instance's prefill: instances are evaluated one at a time for all policies). With -c or
+    --run, under that config's or run's settings (the defaults otherwise)."""
     try:
-        run_eval(data, prompt, out_file, limit, model, base_url, set_, task_name, timeout)
+        settings = EvalSettings(config, run_dir, model, base_url, set_, task_name, timeout)
+        run_eval(data, prompt, out_file, limit, settings)
     except KeyboardInterrupt:
         interrupted(None)
 
@@ -378,8 +434,7 @@ def init(
                 + ("" if path.is_dir() else " or replace it with --force")
             )
         # a temporary file renamed over PATH: a link planted meanwhile is replaced, not followed
-        atomic_write(path, example_config(example).read_text(encoding="utf-8"))
-        os.chmod(path, 0o644)  # as a file written in place would be (mkstemp makes 0600)
+        atomic_write(path, example_config(example).read_text(encoding="utf-8"))  # mode 0644
     except (EvoTrainerError, OSError) as exc:
         fail(exc)
     out.print(
@@ -429,17 +484,22 @@ def doctor(
         out.print(f"{'load':>12}: {load_s:.2f}s")
         msgs = [Message("user", "List five fruits, one per line, with one sentence on each.")]
         c = backend.complete(msgs, SamplingParams(temperature=0.0, max_tokens=96, seed=0))
-        tps = c.completion_tokens / c.latency_s if c.latency_s > 0 else float("nan")
-        out.print(
-            f"{'generation':>12}: {c.completion_tokens} tokens in {c.latency_s:.2f}s "
-            f"= {tps:.1f} tokens/s (prompt {c.prompt_tokens} tokens)"
-        )
+        speed = _speed(c.completion_tokens, c.latency_s)
+        out.print(f"{'generation':>12}: {speed} (prompt {c.prompt_tokens} tokens)", soft_wrap=True)
         if not c.text.strip():
             err.print("[red]unhealthy:[/] the model returned an empty answer")
             raise typer.Exit(1)
         out.print("[green]healthy[/]")
     except (EvoTrainerError, OSError) as exc:
         fail(exc)
+
+
+def _speed(tokens: int, seconds: float) -> str:
+    """``96 tokens in 1.20s = 80.0 tokens/s``; without a measurable time (a fake model answers
+    at once) the speed is not made up (no "nan tokens/s")."""
+    if seconds > 0 and tokens > 0 and math.isfinite(seconds):
+        return f"{tokens} tokens in {seconds:.2f}s = {tokens / seconds:.1f} tokens/s"
+    return f"{tokens} tokens, answered at once (no speed to measure)"
 
 
 class _LogToConsole(logging.Handler):

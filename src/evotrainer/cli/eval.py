@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING, Any
 from rich.markup import escape
 
 from evotrainer.cli.common import cell, err, fail, out, overrides
+from evotrainer.cli.eval_progress import EvalProgress
 from evotrainer.errors import DataError, EvoTrainerError
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.run.checkpoint import dumps_strict
+from evotrainer.run.estimate import calls_text
 from evotrainer.tasks.registry import build_task
 from evotrainer.tasks.tabular import load_data
 
@@ -118,24 +120,49 @@ class _Evaluation:
     wall: float
 
 
+@dataclass(frozen=True)
+class EvalSettings:
+    """Where ``eval``'s settings come from: ``config`` (-c) or ``run_dir`` (--run: the run's
+    config.yaml, read as a resume reads it), then the options. ``timeout``: model.timeout_s
+    (a server's answer)."""
+
+    config: Path | None = None
+    run_dir: Path | None = None
+    model: str | None = None
+    base_url: str | None = None
+    set_: list[str] | None = None
+    task_name: str | None = None
+    timeout: float | None = None
+
+    def load(self) -> RunConfig:
+        """The config to evaluate under (issue 51: the run's input cut, task options, s_val
+        weights and seed genes, not the defaults')."""
+        # lazy: start-up time
+        from evotrainer.config import load_config
+        from evotrainer.run.rundir import read_run_config
+
+        if self.config is not None and self.run_dir is not None:
+            raise EvoTrainerError("eval: give -c CONFIG or --run RUN_DIR, not both")
+        values: dict[str, object] = {**overrides(self.model, self.base_url, None, self.task_name)}
+        if self.timeout is not None:
+            values["model.timeout_s"] = self.timeout
+        base = read_run_config(self.run_dir, self.base_url) if self.run_dir else None
+        return load_config(self.config, self.set_ or [], values, base=base)
+
+
 def run_eval(
-    data: Path,
+    data: Path | None,
     prompt: list[str],
     out_file: Path | None,
     limit: int | None,
-    model: str | None,
-    base_url: str | None,
-    set_: list[str] | None,
-    task_name: str | None,
-    timeout: float | None = None,
+    settings: EvalSettings,
 ) -> None:
     """``evotrainer eval``: evaluate, print the tables, write ``--out``; exit 2 on an error or
-    when every answer failed. ``timeout``: model.timeout_s (a server's answer)."""
-    values: dict[str, object] = {**overrides(model, base_url, None, task_name)}
-    if timeout is not None:
-        values["model.timeout_s"] = timeout
+    when every answer failed."""
     try:
-        ev = _evaluate(data, prompt, out_file, limit, values, set_)
+        cfg = settings.load()
+        data = data if data is not None else _default_data(cfg, settings)
+        ev = _evaluate(data, prompt, out_file, limit, cfg)
     except (EvoTrainerError, OSError) as exc:
         fail(exc)
         return
@@ -157,16 +184,21 @@ def run_eval(
         fail(DataError(f"every answer failed ({n_failed} of {n_total}): the scores mean nothing"))
 
 
+def _default_data(cfg: RunConfig, settings: EvalSettings) -> Path:
+    """--data left out: the validation data of the config or run named, else an error."""
+    if cfg.validation.data and (settings.config or settings.run_dir):
+        return Path(cfg.validation.data)
+    raise DataError("eval: give --data FILE (or -c / --run naming a config with validation.data)")
+
+
 def _evaluate(
     data: Path,
     prompt: list[str],
     out_file: Path | None,
     limit: int | None,
-    values: dict[str, object],
-    set_: list[str] | None,
+    cfg: RunConfig,
 ) -> _Evaluation:
     # lazy: start-up time
-    from evotrainer.config import load_config
     from evotrainer.evaluation.from_config import bind_environment, evaluator_from_config
     from evotrainer.evaluation.validation import Validator
     from evotrainer.llm.budget import Budget
@@ -174,7 +206,6 @@ def _evaluate(
     from evotrainer.policy.seeds import seed_genes
     from evotrainer.run.validation_set import check_references, check_s_val_weights
 
-    cfg = load_config(None, set_ or [], values)
     if out_file is not None and out_file.is_dir():
         raise DataError(f"--out {out_file}: is a directory; give a file name (metrics JSON)")
     task = build_task(cfg.task)
@@ -195,13 +226,16 @@ def _evaluate(
         err.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
     check_s_val_weights(cfg.outer.s_val_weights, task, instances)
     ray = cfg.ray if cfg.runner == "ray" else None
-    stack = build_stack(build_backend(cfg.model, cfg.seed, ray=ray), cfg.cache, Budget())
+    budget = Budget()
+    stack = build_stack(build_backend(cfg.model, cfg.seed, ray=ray), cfg.cache, budget)
     bind_environment(cfg, task, stack)  # an environment's own model: same budget and cache
     evaluator = evaluator_from_config(cfg, task, stack.client)
     trunc = cfg.task.truncation_note() or "none"
     validator = Validator(task, evaluator, instances, cfg.outer.s_val_weights, str(data), trunc)
     t0 = time.perf_counter()
-    with err.status(f"evaluating {len(policies)} policies on {len(instances)} instances ..."):
+    answers = len(policies) * len(instances) * task.max_calls_per_rollout()
+    what = f"evaluating {len(policies)} policies on {len(instances)} instances ({trunc})"
+    with EvalProgress(budget, answers, err, what):
         results = validator.validate(policies)
     wall = time.perf_counter() - t0
     return _Evaluation(cfg, task, policies, instances, stack, validator, results, trunc, wall)
@@ -228,12 +262,9 @@ def _print_tables(ev: _Evaluation, data: Path, keys: Any, diffs: list[Any]) -> N
         out.print(eval_report.instances_table(res, keys, weighted, s_vals, width, cell))
         tables = eval_report.means_tables(keys, [("mean", res.aggregates)], width)
     else:
-        out.print(eval_report.policies_table(policies, results, diffs, width, cell))
-        out.print(
-            "vs #1: mean paired s_val difference to #1 (same instances), 95% bootstrap CI",
-            markup=False,
-            highlight=False,
-        )
+        means = eval_report.instance_means(ev.validator, results)
+        out.print(eval_report.policies_table(policies, results, diffs, width, cell, means))
+        out.print(eval_report.PAIRED_NOTE, markup=False, highlight=False)
         columns = [(f"#{i}", results[p.id].aggregates) for i, p in enumerate(policies, 1)]
         tables = eval_report.means_tables(keys, columns, width)
     for t in tables:
@@ -246,9 +277,9 @@ def _print_tables(ev: _Evaluation, data: Path, keys: Any, diffs: list[Any]) -> N
             markup=False,
             highlight=False,
         )
+    b = ev.stack.budget
     out.print(
-        f"wall {ev.wall:.0f}s, {ev.stack.budget.backend_calls} backend "
-        f"calls, {ev.stack.budget.cache_hits} cache hits",
+        f"wall {ev.wall:.0f}s, {calls_text(b.backend_calls, b.cache_hits)}",
         markup=False,
         highlight=False,
     )
@@ -289,11 +320,13 @@ def _write_metrics(
     for p in ev.policies:
         res = ev.results[p.id]
         diff = diffs[len(docs)]
+        s_vals = ev.validator.row_s_vals(res)
         docs.append(
             {
                 "prompt": p.render(),
                 "label": p.name,
                 "s_val": res.s_val,
+                "s_val_instance_mean": (sum(s_vals.values()) / len(s_vals) if s_vals else None),
                 "vs_first": diff.to_json() if diff is not None else None,
                 **{k: res.aggregates.get(k) for k in keys},
                 "aggregates": dict(res.aggregates),
@@ -301,13 +334,19 @@ def _write_metrics(
                 "degeneracy": eval_report.answers_degeneracy(res).to_json(),
                 "decoding": p.decoding.to_json(),
                 "postprocess": p.postprocess.to_json(),
-                "per_meeting": list(res.per_instance),
+                # each instance's row with its own s_val (what vs_first pairs)
+                "per_meeting": [
+                    {**r, "s_val": s_vals.get(r["instance_id"])} for r in res.per_instance
+                ],
             }
         )
     doc = {
         "data": str(data),
         "model": ev.stack.backend.model_id,
         "truncation": ev.trunc,
+        "how": eval_report.PAIRED_NOTE.replace("mean/inst.", "s_val_instance_mean").replace(
+            "vs #1", "vs_first"
+        ),
         **docs[0],
         "policies": docs,
         "budget": ev.stack.budget.snapshot(),

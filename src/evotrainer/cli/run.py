@@ -13,6 +13,7 @@ from rich.markup import escape
 from evotrainer.cli.common import err, out
 from evotrainer.errors import TooManyErrors
 from evotrainer.evaluation.paired import difference_text
+from evotrainer.run.estimate import calls_text
 from evotrainer.run.events import JsonStdout
 from evotrainer.tasks.registry import task_default, task_words
 
@@ -54,7 +55,10 @@ def conclude(co: CoEvolution, result: RunResult, as_json: bool, report: bool) ->
     c = s.get("confirmation")
     if c:
         lo, hi = c["difference"]["ci95"]
-        returned = "the best seed" if c["returned"] == c["best_seed"] else "the evolved policy"
+        returned = "the evolved policy"
+        if c["returned"] == c["best_seed"]:  # the baseline: the best of the first population
+            seedlike = c.get("returned_is_seed", True)
+            returned = "the best seed" if seedlike else "the best first-generation variation"
         out.print(
             f"[bold]on {c['n']} {task_words(co.components.task.name).instances} not used for "
             "selection:[/] returned policy "
@@ -66,15 +70,26 @@ def conclude(co: CoEvolution, result: RunResult, as_json: bool, report: bool) ->
         out.print(f"returned {returned}: {c['reason']}", markup=False)
     elif s["validation"].get("confirmation_note"):
         out.print(f"not confirmed: {s['validation']['confirmation_note']}", markup=False)
-    out.print(
-        f"generations {s['generations']}, outer steps {s['outer_steps']}, "
-        f"LLM calls {s['llm_calls']} ({s['runtime']['backend_calls']} to the backend), "
-        f"tokens {s['prompt_tokens'] + s['completion_tokens']}, wall {s['wall_s']:.0f}s"
-    )
+    out.print(closing_counts(s, co.components.cfg.budget.max_calls), markup=False, highlight=False)
     out.print("[bold]best prompt:[/]")
     out.print(result.best.render(), markup=False)
     if co.run_dir is not None:
         out.print(f"[bold]run directory:[/] {escape(str(co.run_dir))}")
+
+
+def closing_counts(s: dict[str, Any], cap: int | None) -> str:
+    """The closing line's counts: generations, outer steps taken (and skipped: never counted
+    as taken, as in the report), the backend calls (the one count, across resumes) with the
+    cached answers beside them, tokens and wall time."""
+    rt = s.get("runtime") or {}
+    skipped = s.get("outer_steps_skipped") or 0
+    return (
+        f"generations {s['generations']}, outer steps {s['outer_steps']}"
+        + (f" ({skipped} skipped)" if skipped else "")
+        + f", {calls_text(rt.get('backend_calls'), rt.get('cache_hits'))}"
+        + (f" of max_calls {cap}" if cap else "")
+        + f", tokens {s['prompt_tokens'] + s['completion_tokens']}, wall {s['wall_s']:.0f}s"
+    )
 
 
 def data_values(data: str, cfg: RunConfig) -> dict[str, str]:

@@ -12,6 +12,8 @@ names the key.
 
 from __future__ import annotations
 
+import contextlib
+import difflib
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -160,15 +162,55 @@ def _groups(section: str) -> list[str]:
     ]
 
 
-def _format_errors(exc: ValidationError, source: str) -> str:
+def _format_errors(exc: ValidationError, source: str, data: Any = None) -> str:
     lines = []
     for err in exc.errors():
         key = ".".join(str(p) for p in err["loc"]) or "(top level)"
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
-            msg = "unknown key"
+            msg = "unknown key" + did_you_mean(tuple(str(p) for p in err["loc"]), data)
         lines.append(f"{key}: {msg}")
     return f"invalid config ({source}):\n  " + "\n  ".join(lines)
+
+
+def did_you_mean(loc: tuple[str, ...], data: Any = None) -> str:
+    """``"; did you mean inner.generations?"`` for an unknown key: the closest key of its own
+    section (difflib), else the same key in another section; "" when nothing is close."""
+    *section, name = loc
+    keys = _keys_of(_model_at(tuple(section), data))
+    close = difflib.get_close_matches(name, keys, n=1, cutoff=0.6)
+    if close:
+        return f"; did you mean {'.'.join([*section, close[0]])}?"
+    if section:  # a known key in the wrong section: budget.max_calls written under inner
+        elsewhere = [
+            f"{other}.{name}"
+            for other in RunConfig.model_fields
+            if name in _keys_of(_model_at((other,), data))
+        ]
+        if elsewhere:
+            return f"; did you mean {' or '.join(elsewhere)}?"
+    return ""
+
+
+def _model_at(path: tuple[str, ...], data: Any) -> type[BaseModel] | None:
+    """The config model of the section at ``path`` (``task``: the named task's own class)."""
+    model: type[BaseModel] | None = RunConfig
+    for i, part in enumerate(path):
+        field = model.model_fields.get(part) if model is not None else None
+        if field is None:
+            return None
+        model = field.annotation if isinstance(field.annotation, type) else None
+        if model is not None and not issubclass(model, BaseModel):
+            return None
+        if i == 0 and part == "task":
+            name = data.get("task", {}).get("name") if isinstance(data, dict) else None
+            with contextlib.suppress(ConfigError, AttributeError):
+                model = plugin_for(name if isinstance(name, str) else DEFAULT_TASK).config
+    return model
+
+
+def _keys_of(model: type[BaseModel] | None) -> list[str]:
+    return list(model.model_fields) if model is not None else []
 
 
 class DuplicateKey(yaml.YAMLError):
@@ -295,7 +337,7 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> RunConfig:
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_format_errors(exc, source)) from None
+        raise ConfigError(_format_errors(exc, source, data)) from None
 
 
 # the keys that hold a file or folder name: relative values in a config file mean the config
@@ -359,14 +401,16 @@ def load_config(
     path: str | Path | None = None,
     overrides: list[str] | None = None,
     values: dict[str, Any] | None = None,
+    base: RunConfig | None = None,
 ) -> RunConfig:
-    """Read a YAML config (or start from the defaults; relative paths in the file mean its
-    folder: ``resolve_paths``), apply ``--set`` overrides (values parsed as YAML; paths relative
+    """Read a YAML config (or start from ``base``, a config already checked such as a run
+    directory's, or from the defaults; relative paths in the file mean its folder:
+    ``resolve_paths``), apply ``--set`` overrides (values parsed as YAML; paths relative
     to the current directory, like any command-line value), then ``values``
     (``{"validation.data": "meet #2.jsonl"}``: taken as they are, for options such as
     ``--val-data`` whose value is a file name or a model name, never YAML)."""
-    data: dict[str, Any] = {}
-    source = "defaults"
+    data: dict[str, Any] = base.model_dump(mode="json") if base is not None else {}
+    source = "the run's config" if base is not None else "defaults"
     if path is not None:
         p = Path(path)
         if not p.is_file():
@@ -387,8 +431,9 @@ def load_config(
         set_value(data, key, value)
         source += f" + {key}={value!r}"
     task = data.get("task")
-    if isinstance(task, dict) and isinstance(task.get("name"), str):
-        allow_import(task["name"])  # a module:ATTR plug-in the user named (never a run's)
+    name = task.get("name") if isinstance(task, dict) else None
+    if isinstance(name, str) and (base is None or name != base.task.name):
+        allow_import(name)  # a module:ATTR plug-in the user named (never a run's)
     return config_from_dict(data, source)
 
 

@@ -102,6 +102,35 @@ class DistillConfig(_Strict):
     threads: int | None = Field(
         None, ge=1, description="torch CPU threads while training; None = the free cores"
     )
+    schedule: Literal["prompts_first", "weights_first"] = Field(
+        "prompts_first",
+        description="prompts_first: the first distillation after distill.after generations; "
+        "weights_first: an adapter trained on the human references before generation 1 (as "
+        "SFT), prompt evolution on those weights, then distillations every distill.every "
+        "generations after distill.after (issue 47)",
+    )
+    mix_genes: bool = Field(
+        False,
+        description="the data mix as harness genes (distill_refs, distill_own, "
+        "distill_context, distill_samples, distill_epochs, distill_warm_start; "
+        "harness/distill_mix.py): with the outer loop on, each outer-step trial trains a small "
+        "adapter under its variant's mix and is judged on s_val",
+    )
+    trial_pairs: int = Field(
+        16, ge=1, description="the pairs of an outer-step trial's small adapter (mix_genes)"
+    )
+    sample_temperature: float = Field(
+        0.8,
+        gt=0,
+        le=2,
+        description="the temperature of the rejection samples (gene distill_samples): an answer "
+        "is kept only when the harness's reward puts it above the greedy answer",
+    )
+    cut_targets: bool = Field(
+        False,
+        description="cut a human reference longer than model.max_tokens at a sentence boundary "
+        "before training, so the distilled model learns to stop within the answer cap",
+    )
 
 
 class TrackingConfig(_Strict):
@@ -116,8 +145,9 @@ class TrackingConfig(_Strict):
     )
     uri: str | None = Field(
         None,
-        description="mlflow: the tracking URI (http://host:5000, or file:/folder with "
-        "MLFLOW_ALLOW_FILE_STORE=true on MLflow 3); None = MLflow's own default "
+        description="mlflow: the tracking URI (http://host:5000, or a local folder file:/folder: "
+        "the run sets MLFLOW_ALLOW_FILE_STORE=true for it, which MLflow 3 needs; set it "
+        "yourself to read the folder back); None = MLflow's own default "
         "($MLFLOW_TRACKING_URI). tensorboard: the log folder; None = RUN_DIR/tensorboard",
     )
     experiment: str = Field("evotrainer", min_length=1, description="mlflow experiment name")

@@ -143,6 +143,7 @@ class DistillState(_Part):
     rounds: int = 0
     due: bool = False
     records: list[dict[str, Any]] = []
+    last_pairs: list[dict[str, Any]] = []
 
 
 class LearnedState(_Part):
@@ -175,8 +176,9 @@ class TurnState(_Part):
 
 
 class RowState(BaseModel):
-    """One validation row: the instance, what the policy answered, its rewards and the
-    metric's values (any other key is a metric: a number, a boolean or None)."""
+    """One validation row: the instance, what the policy answered, its rewards, the metric's
+    values (any other key is a metric: a number, a boolean or None) and what a metric said of
+    the answer (``feedback``: a user's metric function's text, by metric key)."""
 
     model_config = ConfigDict(strict=True, extra="allow")
     __pydantic_extra__: dict[str, Metric] = Field(init=False)
@@ -190,6 +192,7 @@ class RowState(BaseModel):
     rewards: dict[str, Number] = {}
     reference: str | None = None
     turns: list[TurnState] = []
+    feedback: dict[str, str] = {}  # a metric's words on the answer, by metric key
 
 
 class ValidationResultState(_Part):

@@ -31,11 +31,13 @@ from evotrainer.evaluation.meta_judge import MetaJudge
 from evotrainer.evaluation.runner import Runner
 from evotrainer.evaluation.surrogate import FitnessSurrogate
 from evotrainer.evaluation.validation import Validator
+from evotrainer.harness.distill_mix import mix_genes
 from evotrainer.harness.genes import gene_table, initial_genes
 from evotrainer.harness.genome import HarnessBounds, HarnessGenome
 from evotrainer.harness.training_set import (
     BatchSource,
     RealPool,
+    given_pool,
     load_real_pool,
     load_training_data,
 )
@@ -50,7 +52,12 @@ from evotrainer.review.feedback import HumanFeedback
 from evotrainer.run import events as ev
 from evotrainer.run.data_identity import instances_sha256
 from evotrainer.run.tracking import Tracker, build_tracker
-from evotrainer.run.validation_set import ValidationSet, check_s_val_weights, resolve_validation
+from evotrainer.run.validation_set import (
+    ValidationSet,
+    check_given,
+    check_s_val_weights,
+    resolve_validation,
+)
 from evotrainer.tasks.base import Task, TaskGenerator
 from evotrainer.tasks.registry import build_task, task_default
 from evotrainer.tasks.tabular import is_data
@@ -131,10 +138,12 @@ def build_components(
     validation: Sequence[Instance] | None = None,
     runner: Runner | None = None,
     operator_llm: LLMClient | None = None,
+    training: Sequence[Instance] | None = None,
 ) -> tuple[Components, list[Note]]:
     """The components of a run of ``config`` and the notes (warnings) to emit when it starts.
-    ``task``, ``llm``, ``validation``, ``runner`` and ``operator_llm`` replace what the config
-    would build (CoEvolution's arguments)."""
+    ``task``, ``llm``, ``validation``, ``runner``, ``operator_llm`` and ``training`` (the real
+    training instances: the pool and the terminal reward's, as ``run --data``'s file) replace
+    what the config would build (CoEvolution's arguments)."""
     notes: list[Note] = []
     events = Events(observers)
     task = task or build_task(config.task)
@@ -148,14 +157,13 @@ def build_components(
     evaluator = evaluator_from_config(config, task, stack.client, runner, references=True)
     generator = task.generator()
     vset = _validation_set(config, task, validation, notes)
+    if training is not None:
+        check_given(training, "training")
     # no validation instance (selection or confirmation) may reach a training signal
     held_out = frozenset(i.id for i in vset.instances)
-    real_pool = _real_pool(config, task, held_out)
+    real_pool, pool = _pools(config, task, held_out, training, notes)
     d = config.defences
     constitution = _constitution(config, task)
-    # real meetings for training-side signals (never the validation set)
-    use_pool = d.terminal_share > 0 or d.learned_reward
-    pool = terminal_pool(config, task, held_out, notes) if use_pool else []
     judge = _fitness_judge(config, task, evaluator, constitution, pool, events)
     learned = _learned(config, evaluator, held_out, pool)
     validator, confirmer = _validators(config, task, evaluator, vset)
@@ -212,6 +220,28 @@ def _validation_set(
         vset = resolve_validation(task, config.validation, config.seed, list(validation))
     notes += [(ev.WARNING, {"message": w}) for w in vset.warnings]
     return vset
+
+
+def _pools(
+    config: RunConfig,
+    task: Task,
+    held_out: frozenset[str],
+    training: Sequence[Instance] | None,
+    notes: list[Note],
+) -> tuple[RealPool, list[Instance]]:
+    """The real training pool and the terminal reward's pool (real instances for
+    training-side signals), never a validation instance: the given ``training`` instances for
+    both, as ``run --data`` reads one file for both, or what the config names."""
+    if training is not None:
+        real_pool = given_pool(training, held_out, lambda inst: input_text(task, inst))
+    else:
+        real_pool = _real_pool(config, task, held_out)
+    d = config.defences
+    if not (d.terminal_share > 0 or d.learned_reward):
+        return real_pool, []
+    if training is not None and real_pool.instances:
+        return real_pool, list(real_pool.instances)
+    return real_pool, terminal_pool(config, task, held_out, notes)
 
 
 def _real_pool(config: RunConfig, task: Task, held_out: frozenset[str]) -> RealPool:
@@ -295,7 +325,9 @@ def _harness(
     """The configured harness (its genes at their initial values: no real share without real
     data) and its hard bounds (the weight cap and the gene table, harness/genes.py)."""
     h = config.harness
-    table = gene_table(h, config.outer, task, bool(real_pool.instances))
+    table = gene_table(
+        h, config.outer, task, bool(real_pool.instances), extra=mix_genes(config.distill)
+    )
     base = HarnessGenome(h.weights, initial_genes(table), h.task_mix)
     return base, HarnessBounds(h.weight_max, table)
 

@@ -16,25 +16,50 @@ weights -> prompts, as DSPy's BetterTogether).
    of them validates above the best validated policy without it; then the population carries
    it (each policy's lineage records the step), else everything goes on as before.
 
+Under ``distill.schedule: weights_first`` (issue 47) the first round comes before generation 1
+and trains on the human references alone (as the ``sft_refs`` benchmark method, with the same
+``reference_pairs``), decided as every round; prompt evolution then runs on those weights. With
+``distill.mix_genes`` the pairs follow the harness's data-mix genes (harness/distill_mix.py),
+and each outer-step trial trains a small adapter under its variant's mix (``trial_adapter``).
+
 A kill during training loses the step only: the checkpoint before it says it is due, and a
 resume trains the same adapter again (same pairs, seed and threads: the same bytes).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from evotrainer.distill import train as lora
+from evotrainer.distill.pairs import TrainingPair
 from evotrainer.distill.settings import LoraSettings
 from evotrainer.engine.components import Components
 from evotrainer.engine.generation import draw_batch, fitness_of
 from evotrainer.engine.state import RunState
 from evotrainer.engine.validate import archive, validate
 from evotrainer.errors import BudgetExceeded
-from evotrainer.harness.distill_pairs import PairChoice, best_per_instance, choose_pairs
+from evotrainer.harness.distill_mix import (
+    Mix,
+    better_than_greedy,
+    context_pairs,
+    cut_to_cap,
+    reference_pairs,
+    shortest,
+)
+from evotrainer.harness.distill_pairs import (
+    Candidate,
+    PairChoice,
+    best_per_instance,
+    candidate_of,
+    choose_pairs,
+)
+from evotrainer.harness.genome import HarnessGenome
+from evotrainer.loops.inner import PolicyOptimizer
 from evotrainer.policy.genome import PolicyGenome
+from evotrainer.policy.seeds import seed_policies
 from evotrainer.run import events as ev
-from evotrainer.types import Instance, Lineage, ScoreVector
+from evotrainer.types import Instance, Lineage, Message, ScoreVector
 
 
 def distill_due_after(c: Components, s: RunState, generation: int) -> bool:
@@ -47,22 +72,49 @@ def distill_due_after(c: Components, s: RunState, generation: int) -> bool:
     return bool(d.every) and (generation - d.after) % d.every == 0
 
 
-def distill_cost(c: Components) -> int:
+SAMPLED = 8  # instances sampled without fresh ones (a trial's: at most this many)
+
+
+def _best_of(*groups: list[Candidate]) -> list[Candidate]:
+    """The best-rewarded candidate per instance (ties: the first), in instance order."""
+    best: dict[str, Candidate] = {}
+    for group in groups:
+        for x in group:
+            if x.instance.id not in best or x.reward > best[x.instance.id].reward:
+                best[x.instance.id] = x
+    return [best[k] for k in sorted(best)]
+
+
+def weights_first_due(c: Components, s: RunState) -> bool:
+    """Whether the run's first distillation is due before generation 1 (``distill.schedule:
+    weights_first``; the caller checks before the first generation)."""
+    d = c.cfg.distill
+    return d.enabled and d.schedule == "weights_first" and s.distill_rounds == 0
+
+
+def distill_cost(c: Components, s: RunState | None = None) -> int:
     """An upper estimate of one distillation's calls: the ``fresh_instances`` the best policy
-    answers, the population carrying the adapter scored on a batch, and its ``validate_top``
-    on the selection part (no racing cut). Training itself costs CPU, not calls."""
+    answers, the rejection samples (``distill_samples`` x the instances sampled), the
+    population carrying the adapter scored on a batch, and its ``validate_top`` on the
+    selection part (no racing cut). Training itself costs CPU, not calls."""
     d, inner = c.cfg.distill, c.cfg.inner
     n_val = len(c.validator.instances)
+    samples = 0
+    if s is not None and (mix := Mix.of(s.harness.genes)) is not None:
+        samples = mix.samples * max(d.fresh_instances, SAMPLED)
     return (
-        d.fresh_instances + inner.population * inner.tasks_per_generation + d.validate_top * n_val
+        d.fresh_instances
+        + samples
+        + inner.population * inner.tasks_per_generation
+        + d.validate_top * n_val
     )
 
 
-def distill_affordable(c: Components) -> tuple[bool, str]:
+def distill_affordable(c: Components, s: RunState | None = None) -> tuple[bool, str]:
     """Whether the calls left (``budget.max_calls``, less the reserve) pay for a distillation:
     one that runs out mid-way trains an adapter nobody can validate, and ends the run."""
     left = c.budget.calls_left()
-    cost = distill_cost(c)
+    cost = distill_cost(c, s)
     if left is None or cost <= left:
         return True, ""
     return False, (
@@ -85,13 +137,14 @@ class DistillStep:
         s.distill_due = False
         s.distill_rounds += 1
         n = s.distill_rounds
-        affordable, why = distill_affordable(c)
+        affordable, why = distill_affordable(c, s)
         if not affordable:
             none = PairChoice(pairs=())
             c.emit(ev.DISTILL_STARTED, round=n, generation=s.inner.generation, **none.to_json())
             self._distill_record(n, None, none, None, kept=False, why=why)
             return
-        choice = self._distill_pairs(batch)
+        first = c.cfg.distill.schedule == "weights_first" and n == 1
+        choice = self._reference_choice() if first else self._distill_pairs(batch)
         c.emit(ev.DISTILL_STARTED, round=n, generation=s.inner.generation, **choice.to_json())
         if len(choice.pairs) < c.cfg.distill.min_pairs:
             why = f"{len(choice.pairs)} pairs kept, fewer than distill.min_pairs"
@@ -112,6 +165,8 @@ class DistillStep:
         kept = not results[best.id].partial and results[best.id].s_val > base_s
         if kept:
             s.inner.rebase(rebased, fit, protect=best.id)
+            if Mix.of(s.harness.genes) is not None:  # for distill_warm_start's rehearsal
+                s.distill_last_pairs = [p.to_dict() for p in choice.pairs]
             archive(c, s, best, s.harness, results[best.id], 0.0)
             why = f"{best.id} validates {results[best.id].s_val:.4f} > {base_s:.4f} without it"
         else:
@@ -125,14 +180,49 @@ class DistillStep:
         }
         self._distill_record(n, result, choice, outcome, kept=kept, why=why)
 
-    def _distill_pairs(self, batch: list[Instance]) -> PairChoice:
+    def _render(self, p: PolicyGenome, inst: Instance) -> list[Message]:
+        return self.c.task.render(p.render(), inst)[0]
+
+    def _cap(self) -> int | None:
+        """The answer cap a reference is cut to (``distill.cut_targets``), else None."""
+        return self.c.cfg.model.max_tokens if self.c.cfg.distill.cut_targets else None
+
+    def _reference_choice(self) -> PairChoice:
+        """The weights-first round's pairs: the human references of the real training
+        instances, in the best seed's prompt (``reference_pairs``, as ``sft_refs``)."""
+        c, s = self.c, self.s
+        pairs = reference_pairs(
+            s.inner.best(),
+            c.real_pool.instances,
+            self._render,
+            c.task.reference_text,
+            c.cfg.distill.max_pairs,
+            cap=self._cap(),
+        )
+        cut = sum("cut to the answer cap" in p.source for p in pairs)
+        note = f"weights first: {len(pairs)} human references ({cut} cut to the answer cap)"
+        return PairChoice(tuple(pairs), references=len(pairs), notes=(note,))
+
+    def _distill_pairs(
+        self,
+        batch: list[Instance],
+        policies: list[PolicyGenome] | None = None,
+        harness_genes: dict[str, float] | None = None,
+        total: int | None = None,
+    ) -> PairChoice:
+        """The round's pairs from ``policies`` (default: the population's best) under the
+        harness's genes (default: the current harness's): the fixed mix, or the data mix the
+        genes set (``total`` pairs, default ``distill.max_pairs``; a trial's: no fresh
+        instances)."""
         c, s = self.c, self.s
         d = c.cfg.distill
-        ranked = s.inner.ranked(s.inner.population)[: d.top_policies]
+        trial = policies is not None
+        ranked = (policies or s.inner.ranked(s.inner.population))[: d.top_policies]
+        genes = harness_genes if harness_genes is not None else s.harness.genes
         # after a resume only the instances re-read since are in memory: those count
         known = c.evaluator.instances
         seen = [known[i] for i in sorted(s.train_ids) if i in known]
-        fresh = self._fresh_instances(ranked[0]) if d.fresh_instances else []
+        fresh = self._fresh_instances(ranked[0]) if d.fresh_instances and not trial else []
         instances = seen + [i for i in fresh if i.id not in s.train_ids or i not in seen]
 
         def answer(p: PolicyGenome, inst: Instance) -> tuple[str, ScoreVector] | None:
@@ -141,21 +231,79 @@ class DistillStep:
                 return None
             return rec.rollout.output, rec.vector
 
-        candidates = best_per_instance(ranked, instances, answer, s.harness.weights)
-        references = [
-            (i, text)
-            for i in c.real_pool.instances
-            if (text := c.task.reference_text(i) or "").strip()
-        ]
-        return choose_pairs(
-            candidates,
-            lambda p, i: c.task.render(p.render(), i)[0],
-            d.keep_share,
-            d.max_pairs,
-            s.harness.real_share,
-            references,
-            ranked[0],
+        weights = s.harness.weights
+        candidates = best_per_instance(ranked, instances, answer, weights)
+        mix = Mix.of(genes)
+        if mix is None:
+            cap = self._cap()
+            references = [
+                (i, cut_to_cap(text, cap) if cap is not None else text)
+                for i in c.real_pool.instances
+                if (text := c.task.reference_text(i) or "").strip()
+            ]
+            real_share = s.harness.real_share if not trial else genes.get("real_share", 0.0)
+            return choose_pairs(
+                candidates,
+                self._render,
+                d.keep_share,
+                d.max_pairs,
+                real_share,
+                references,
+                ranked[0],
+            )
+        if mix.samples:
+            to_sample = (fresh or seen)[: SAMPLED if trial else max(len(fresh), SAMPLED)]
+            greedy = {}
+            for inst in to_sample:
+                if (got := answer(ranked[0], inst)) is not None:
+                    greedy[inst.id] = candidate_of(inst, ranked[0], *got, weights).reward
+            candidates = _best_of(candidates, self._samples(ranked[0], to_sample, mix, greedy))
+        return self._mixed(mix, candidates, ranked[0], total or d.max_pairs)
+
+    def _mixed(
+        self, mix: Mix, candidates: list[Candidate], best: PolicyGenome, total: int
+    ) -> PairChoice:
+        """``total`` pairs in the mix's shares: human references, the top ``keep_share`` of
+        the answers (own), the same answers under the shortest seed prompt (context)."""
+        c, d = self.c, self.c.cfg.distill
+        n = mix.counts(total)
+        own = choose_pairs(candidates, self._render, d.keep_share, max(n["own"], n["context"]))
+        by_key = {(x.instance.id, x.policy.id): x for x in candidates}
+        kept = [by_key[(str(r["instance"]), str(r["policy"]))] for r in own.kept]
+        seed = shortest(seed_policies(c.cfg.inner, c.task))
+        refs = reference_pairs(
+            best,
+            c.real_pool.instances,
+            self._render,
+            c.task.reference_text,
+            n["refs"],
+            cap=self._cap(),
         )
+        ctx = context_pairs(kept, seed, self._render, n["context"])
+        pairs = (*refs, *own.pairs[: n["own"]], *ctx)
+        note = (
+            f"data mix {mix.refs:.2f}/{mix.own:.2f}/{mix.context:.2f} (references/own/context) "
+            f"of {total}: {len(refs)} references, {min(n['own'], len(own.pairs))} own answers, "
+            f"{len(ctx)} context-distilled; {mix.samples} samples per instance"
+        )
+        return replace(own, pairs=pairs, references=len(refs), notes=(*own.notes, note))
+
+    def _samples(
+        self, best: PolicyGenome, instances: list[Instance], mix: Mix, greedy: dict[str, float]
+    ) -> list[Candidate]:
+        """``mix.samples`` answers of ``best`` per instance at ``distill.sample_temperature``,
+        those whose reward beats the greedy answer's (rejection sampling)."""
+        c, s = self.c, self.s
+        out = []
+        for inst in instances:
+            for k in range(mix.samples):
+                seed = c.cfg.seed * 1000 + 100 * s.distill_rounds + k + 1
+                rec = c.evaluator.sample(best, inst, c.cfg.distill.sample_temperature, seed)
+                if rec.rollout.error is None and rec.rollout.output.strip():
+                    out.append(
+                        candidate_of(inst, best, rec.rollout.output, rec.vector, s.harness.weights)
+                    )
+        return better_than_greedy(out, greedy)
 
     def _fresh_instances(self, best: PolicyGenome) -> list[Instance]:
         """``distill.fresh_instances`` training instances drawn for this round, answered by the
@@ -168,16 +316,24 @@ class DistillStep:
         s.train_ids.update(i.id for i in fresh)
         return fresh
 
-    def _train_adapter(self, choice: PairChoice) -> dict[str, Any]:
+    def _train_adapter(
+        self, choice: PairChoice, genes: dict[str, float] | None = None, seed: int | None = None
+    ) -> dict[str, Any]:
+        """Train on the choice's pairs; the data-mix genes (default the current harness's)
+        set the epochs and whether the last kept adapter's pairs are rehearsed."""
         c, s = self.c, self.s
         d = c.cfg.distill
+        mix = Mix.of(genes if genes is not None else s.harness.genes)
+        pairs = list(choice.pairs)
+        if mix is not None and mix.warm_start:
+            pairs += [TrainingPair(**p) for p in s.distill_last_pairs]
         settings = LoraSettings(
             rank=d.rank,
             alpha=d.alpha,
             learning_rate=d.learning_rate,
-            epochs=d.epochs,
+            epochs=mix.epochs if mix is not None else d.epochs,
             max_seq_len=d.max_seq_len,
-            seed=c.cfg.seed + s.distill_rounds,
+            seed=seed if seed is not None else c.cfg.seed + s.distill_rounds,
             threads=d.threads,
         )
         n = s.distill_rounds
@@ -193,7 +349,7 @@ class DistillStep:
                 eta_s=p.eta_s,
             )
 
-        result = lora.train_adapter(list(choice.pairs), settings, c.adapters.directory(), progress)
+        result = lora.train_adapter(pairs, settings, c.adapters.directory(), progress)
         return result.to_dict()
 
     def _with_adapter(self, sha: str) -> list[PolicyGenome]:
@@ -216,6 +372,7 @@ class DistillStep:
         outcome: dict[str, Any] | None,
         kept: bool,
         why: str,
+        trial: dict[str, Any] | None = None,
     ) -> None:
         record = {
             "round": n,
@@ -227,6 +384,8 @@ class DistillStep:
             "training": {k: v for k, v in (result or {}).items() if k != "adapter_path"},
             "validation": outcome,
         }
+        if trial is not None:  # an outer-step trial's small adapter (``trial_adapter``)
+            record["trial"] = trial
         self.s.distillations.append(record)
         self.c.emit(ev.DISTILL_FINISHED, **record)
 
@@ -251,3 +410,45 @@ def adapter_effect(c: Components, s: RunState, winner: PolicyGenome) -> dict[str
         c.emit(ev.WARNING, message=f"adapter effect not measured (budget: {exc})")
         return None
     return out
+
+
+def trial_adapter(
+    c: Components,
+    s: RunState,
+    opt: PolicyOptimizer,
+    h: HarnessGenome,
+    batch: list[Instance],
+    epoch: int,
+    trial: int,
+) -> None:
+    """A ``distillation`` trial (``distill.mix_genes`` under rerun trials): a small adapter
+    (``distill.trial_pairs`` pairs, no fresh instances) trained under variant ``h``'s data mix
+    from the trial's policies' answers; the trial's population carries it for its generations,
+    and the outer step's validation of the trial's best judges the mix on s_val. Recorded in
+    the run's distillations (its training CPU counts) with ``trial`` set; the main line's
+    adapter changes only when this trial wins."""
+    step = DistillStep(c, s)
+    genes = dict(h.genes)
+    choice = step._distill_pairs(  # noqa: SLF001 - the step's own pairs, for a trial
+        batch, opt.ranked(opt.population), genes, c.cfg.distill.trial_pairs
+    )
+    tag = {"trial": trial + 1, "outer_step": s.outer_step, "harness": h.id}
+    if len(choice.pairs) < c.cfg.distill.min_pairs:
+        why = f"trial {trial + 1}: {len(choice.pairs)} pairs, fewer than distill.min_pairs"
+        step._distill_record(s.distill_rounds, None, choice, None, False, why, tag)  # noqa: SLF001
+        return
+    seed = c.cfg.seed + 1000 * s.outer_step + trial
+    result = step._train_adapter(choice, genes, seed)  # noqa: SLF001
+    sha = result["sha256"]
+    note = f"outer step {s.outer_step} trial {trial + 1}: adapter {sha[:12]}"
+    rebased = []
+    for p in opt.population:
+        lineage = Lineage(parents=(p.id,), operator="distill", generation=opt.generation, note=note)
+        child = p.with_adapter(sha, lineage)
+        s.policies.setdefault(child.id, child)
+        rebased.append(child)
+    pairs = zip(opt.population, rebased, strict=True)
+    protect = next((r.id for p, r in pairs if p.id == opt.protected), None)
+    opt.rebase(rebased, fitness_of(c, s, rebased, batch, h, epoch), protect=protect)
+    why = f"trial {trial + 1}: the trial's population carries it; the trial's validation judges it"
+    step._distill_record(s.distill_rounds, result, choice, None, False, why, tag)  # noqa: SLF001

@@ -14,7 +14,7 @@ from evotrainer.engine.components import Components
 from evotrainer.engine.distill_step import adapter_effect
 from evotrainer.engine.generation import draw_batch
 from evotrainer.engine.state import RunState
-from evotrainer.engine.telemetry import elapsed
+from evotrainer.engine.telemetry import elapsed, phase
 from evotrainer.engine.validate import archive, read_ratings, validate
 from evotrainer.errors import BudgetExceeded, EvoTrainerError, RunFailed
 from evotrainer.evaluation.confirmation import Confirmation, confirm
@@ -23,6 +23,7 @@ from evotrainer.llm.budget import Budget
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.run import events as ev
 from evotrainer.run.checkpoint import atomic_write, dumps_strict
+from evotrainer.run.estimate import VALIDATION
 from evotrainer.run.rundir import lineage_chain
 from evotrainer.types import ValidationResult
 
@@ -121,6 +122,8 @@ def confirm_winner(c: Components, s: RunState, winner: PolicyGenome) -> Confirma
         return None
     todo = {winner.id, seed.id} - set(c.confirmer.memo)
     if todo:
+        n = len(c.confirmer.instances) * c.task.max_calls_per_rollout()
+        phase(c, s, "confirmation", VALIDATION, len(todo) * n)
         c.emit(
             ev.VALIDATION_STARTED,
             role="confirmation",
@@ -139,12 +142,21 @@ def confirm_winner(c: Components, s: RunState, winner: PolicyGenome) -> Confirma
             rows,
             measure,
             c.cfg.validation.refuse_loopier,
+            seed_ids(s),
         )
     except BudgetExceeded as exc:
         c.emit(ev.WARNING, message=f"no confirmation (budget exhausted: {exc})")
         return None
     c.emit(ev.CONFIRMATION, **result.to_json())
     return result
+
+
+def seed_ids(s: RunState) -> frozenset[str]:
+    """The ids of the run's seeds: the hand-written ones and those a warm start imported (not
+    the variations of them the first generation made)."""
+    ids = {p.id for p in s.inner.seeds}
+    ids |= {pid for pid, p in s.policies.items() if p.lineage.operator == "import"}
+    return frozenset(ids)
 
 
 def build_summary(
@@ -168,12 +180,13 @@ def build_summary(
         "last_best_s_val": last.s_val if last else None,
         "initial_policy": init_id,
         "best_policy": best.id,
+        "returned_is_seed": best.id in seed_ids(s),
         "final_aggregates": dict(best_v.aggregates) if best_v else {},
         "initial_aggregates": dict(c.validator.memo[init_id].aggregates)
         if init_id in c.validator.memo
         else {},
         "generations": s.inner.generation,
-        "outer_steps": s.outer_step,
+        **outer_steps(c, s),
         "trial_generations": s.trial_generations,
         "harness": s.harness.to_json(),
         "validation": {
@@ -215,6 +228,17 @@ def build_summary(
         "runtime": {k: b[k] for k in Budget.COUNTERS if k not in Budget.REQUEST_COUNTERS},
         "wall_s": round(elapsed(c, s), 2),
     }
+
+
+def outer_steps(c: Components, s: RunState) -> dict[str, int]:
+    """The outer steps that decided (the outer_step events: what the report counts) and those
+    that were due but skipped (the calls left could not pay for them, or ran out inside one):
+    a skipped step is never counted as taken (issue 51). With the outer loop off, the
+    monitor's validations are neither."""
+    if not c.cfg.outer.enabled:
+        return {"outer_steps": 0, "outer_steps_skipped": 0}
+    done = len(s.hopt.decisions)
+    return {"outer_steps": done, "outer_steps_skipped": max(0, s.outer_step - done)}
 
 
 def write_results(run: Run, summary: dict[str, Any], best: PolicyGenome) -> None:
@@ -289,7 +313,7 @@ def fail_run(
         "final_s_val": None,
         "best_policy": None,
         "generations": s.inner.generation,
-        "outer_steps": s.outer_step,
+        **outer_steps(c, s),
         "seed": c.cfg.seed,
         "model": c.stack.backend.model_id,
         "llm_calls": b["llm_calls"],

@@ -205,7 +205,7 @@ def outer_affordable(c: Components, s: RunState) -> bool:
     due after the same generation keeps the calls it may cost (``distill_cost``)."""
     left = c.budget.calls_left()
     if left is not None and s.distill_due:  # the distillation due next keeps its calls
-        left = max(0, left - distill_cost(c))
+        left = max(0, left - distill_cost(c, s))
     cost = outer_cost(c, s)
     if not c.cfg.outer.skip_unaffordable or left is None or cost <= left:
         return True

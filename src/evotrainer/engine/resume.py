@@ -6,6 +6,8 @@ re-read the population count against the budget."""
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,8 @@ from evotrainer.engine.generation import draw_batch, fitness_of
 from evotrainer.engine.state import RunState
 from evotrainer.errors import BudgetExceeded, CheckpointError
 from evotrainer.llm.budget import Budget
+
+MAX_COUNT = 10**15  # a counter read from a run directory above this is not believed
 
 
 def with_settings(config: RunConfig, settings: Mapping[str, Any] | None, source: Path) -> RunConfig:
@@ -39,6 +43,31 @@ def generations_done(saved: Any, run_dir: Path) -> int:
         return int(saved[0]["inner"]["generation"])
     except (KeyError, TypeError, ValueError):
         raise CheckpointError(f"{saved[1]}: no generation count in the checkpoint") from None
+
+
+def counted_at_finish(c: Components, run_dir: Path) -> None:
+    """A finished run continued (``resume --more-generations``): its last checkpoint was
+    written before the final validation and the confirmation, whose backend calls only
+    summary.json counted. The backend counters go on from there (the larger of the two), so
+    the backend calls a run reports count every call the backend answered, once, across
+    resumes (issue 51). summary.json is data: only whole, finite, non-negative numbers are
+    taken."""
+    try:
+        summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return
+    runtime = summary.get("runtime") if isinstance(summary, dict) else None
+    if not isinstance(runtime, dict):
+        return
+    now = c.budget.snapshot()
+    later = {}
+    for k in Budget.COUNTERS:
+        v = runtime.get(k)
+        if k in Budget.REQUEST_COUNTERS or isinstance(v, bool) or not isinstance(v, int | float):
+            continue
+        if math.isfinite(v) and 0 <= v < MAX_COUNT and v > now[k]:
+            later[k] = v
+    c.budget.restore(later)
 
 
 def reread_population(c: Components, s: RunState, spent: dict[str, Any]) -> BudgetExceeded | None:

@@ -52,6 +52,11 @@ class Clock:
     t0: float = field(default_factory=time.perf_counter)
     session_t0: float | None = None
     progress: Progress | None = None
+    # the stretch of work under way (engine/telemetry.py's ``phase``): its name, kind, the
+    # calls it may make and the answers counted when it started; when progress last ticked
+    phase: dict[str, Any] = field(default_factory=dict)
+    last_tick: float = 0.0
+    calls_before: int | None = None  # a resume: the backend calls of the sessions before it
 
     def restart(self) -> None:
         self.t0 = time.perf_counter()

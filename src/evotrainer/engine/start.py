@@ -12,13 +12,15 @@ from pathlib import Path
 from evotrainer.engine.components import Components
 from evotrainer.engine.generation import draw_batch, fitness_of
 from evotrainer.engine.state import RunState, new_inner
-from evotrainer.engine.telemetry import emit_estimate, emit_generation, watch_generation
+from evotrainer.engine.telemetry import emit_estimate, emit_generation, phase, watch_generation
 from evotrainer.engine.validate import anchor_best, archive, validate
 from evotrainer.harness.genome import HarnessGenome
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.run import events as ev
+from evotrainer.run.estimate import TRAINING, VALIDATION
 from evotrainer.run.ratings import RatingStore, ReplayedRating
 from evotrainer.run.warm_start import WarmStart, load_warm_start
+from evotrainer.tasks.registry import task_words
 
 
 def start(
@@ -32,6 +34,8 @@ def start(
     s.drawn = s.harness
     batch = draw_batch(c, s, s.epoch, s.harness)
     initial = s.inner.ask()
+    cpr = c.task.max_calls_per_rollout()
+    phase(c, s, "first population", TRAINING, len(initial) * len(batch) * cpr)
     s.inner.tell(fitness_of(c, s, initial, batch, s.harness))
     emit_generation(c, s, s.inner, batch)
     watch_generation(c, s)
@@ -48,6 +52,15 @@ def start(
             and p.lineage.operator in ("seed", "import")
             and math.isfinite(s.inner.fitness[p.id].fitness)
         ]
+        n, noun = len(c.validator.instances), task_words(c.task.name).instances
+        phase(
+            c,
+            s,
+            "seeds' validation",
+            VALIDATION,
+            (1 + len(seeds)) * n * cpr,
+            f"validating the first population's best and {len(seeds)} seeds on {n} {noun}",
+        )
         c.validator.validate([best, *seeds])  # together: one prefill per meeting
     first = validate(c, s, [best], "initial")[best.id]
     div = c.meta.population_diversity(s.inner, batch)

@@ -18,6 +18,8 @@ from evotrainer.engine.components import Components
 from evotrainer.engine.session import Clock, finite
 from evotrainer.evaluation.fitness import RaceTally
 from evotrainer.evaluation.surrogate import FitnessSurrogate
+from evotrainer.harness.distill_mix import TRIAL as DISTILL_TRIAL
+from evotrainer.harness.genes import ENGINE_TRIALS
 from evotrainer.harness.genome import HarnessGenome
 from evotrainer.llm.base import SamplingParams, parallel_requests_of
 from evotrainer.llm.budget import Budget
@@ -85,6 +87,8 @@ class RunState:
     distill_rounds: int = 0
     distill_due: bool = False
     distillations: list[dict[str, Any]] = field(default_factory=list)
+    # the pairs the last kept adapter learned (TrainingPair.to_dict): gene distill_warm_start
+    distill_last_pairs: list[dict[str, Any]] = field(default_factory=list)
     # what the components fill as they go (the same objects: they are built before the state)
     memos: Memos | None = None
     # the run's facts the checkpoint records to refuse another data set on resume
@@ -124,6 +128,15 @@ def new_inner(c: Components, seeds: list[PolicyGenome]) -> PolicyOptimizer:
     return opt
 
 
+def run_trials(cfg: RunConfig) -> frozenset[str]:
+    """The trials the run can make: a generation's always; a distillation's (a trial that
+    trains a small adapter, engine/trials.py) with the data-mix genes and rerun trials."""
+    d = cfg.distill
+    if d.enabled and d.mix_genes and cfg.outer.enabled and cfg.outer.trials == "rerun":
+        return ENGINE_TRIALS | {DISTILL_TRIAL}
+    return ENGINE_TRIALS
+
+
 def new_state(c: Components) -> RunState:
     """The state of a run that has not started: the config's harness, the seed policies."""
     cfg = c.cfg
@@ -135,6 +148,7 @@ def new_state(c: Components) -> RunState:
         c.harness_space,
         real_pool=bool(c.real_pool.instances),
         hints=c.task.harness_hints(),
+        trials=run_trials(cfg),
     )
     hopt.archive.rank = c.meta.rank
     inner = new_inner(c, seed_policies(cfg.inner, c.task))
@@ -163,6 +177,8 @@ def state_dict(s: RunState, elapsed_s: float) -> dict[str, Any]:
             "rounds": s.distill_rounds,
             "due": s.distill_due,
             "records": s.distillations,
+            # only when an adapter was kept under the data-mix genes (older checkpoints lack it)
+            **({"last_pairs": s.distill_last_pairs} if s.distill_last_pairs else {}),
         },
         "trial_generations": s.trial_generations,
         "initial": list(s.initial) if s.initial else None,
@@ -212,6 +228,7 @@ def load_state_dict(s: RunState, data: dict[str, Any], cfg: RunConfig) -> None:
     s.distill_rounds = int(distill.get("rounds", 0))
     s.distill_due = bool(distill.get("due", False))
     s.distillations = list(distill.get("records", []))
+    s.distill_last_pairs = list(distill.get("last_pairs", []))
     s.trial_generations = int(data["trial_generations"])
     s.initial = (data["initial"][0], float(data["initial"][1])) if data["initial"] else None
     m.budget.restore(data["budget"])

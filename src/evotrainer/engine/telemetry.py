@@ -18,8 +18,10 @@ from evotrainer.loops.inner import PolicyOptimizer
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.policy.repetition import degeneracy
 from evotrainer.run import events as ev
-from evotrainer.run.estimate import Progress, estimate_calls
+from evotrainer.run.estimate import TRAINING, Progress, estimate_calls, format_duration
 from evotrainer.types import Instance
+
+TICK_S = 1.0  # the most often a progress event is emitted
 
 
 def elapsed(c: Components, s: RunState) -> float:
@@ -92,7 +94,8 @@ def batch_degeneracy(
 
 def emit_estimate(c: Components, s: RunState) -> None:
     """Before the run (or its resume) goes on: the calls it is expected to make
-    (run/estimate.py); generation events then carry the ETA at the measured pace."""
+    (run/estimate.py); generation events then carry the ETA at the measured pace, and every
+    answer may tick the progress (``tick``)."""
     vs = c.validation_set
     est = estimate_calls(
         c.cfg,
@@ -102,30 +105,94 @@ def emit_estimate(c: Components, s: RunState) -> None:
         c.task.max_calls_per_rollout(),
         len(getattr(c.validator.probe, "instances", ())),
     )
-    spent = c.budget.snapshot()["llm_calls"]
-    s.clock.progress = Progress(max(est.total, spent), calls_at_start=spent)
+    b = c.budget.snapshot()
+    backend, answered = b["backend_calls"], b["backend_calls"] + b["cache_hits"]
+    s.clock.progress = Progress(max(est.total, answered), est.kinds, est.cap, backend, answered)
     s.clock.session_t0 = time.perf_counter()
+    c.budget.listen(lambda: tick(c, s))
+    before = s.clock.calls_before if s.clock.calls_before is not None else backend
+    message = f"estimate: {est.describe()}"
+    if c.cfg.model.spec.startswith("local:"):  # the embedded model: its pace is known roughly
+        message += (
+            f"; about {format_duration(est.embedded_seconds())} on 2 idle cores at make "
+            "demo's pace (the run measures its own: see the ETA)"
+        )
     c.emit(
         ev.ESTIMATE,
         **est.to_json(),
-        calls_spent=spent,
-        message=f"estimate: {est.describe()}"
-        + (f"; {spent} spent before this resume" if spent else ""),
+        calls_spent=b["llm_calls"],
+        message=message + (f"; {before} backend calls spent before this resume" if before else ""),
     )
+
+
+def counters(c: Components) -> tuple[int, int]:
+    """Backend calls and answers (backend calls and cached answers) so far."""
+    b = c.budget.snapshot()
+    return b["backend_calls"], b["backend_calls"] + b["cache_hits"]
 
 
 def eta(c: Components, s: RunState) -> dict[str, Any]:
     """The generation event's time fields: the expected calls, the measured seconds per
-    call and the seconds left (None until enough calls were made)."""
+    backend call and the seconds left (None until enough backend calls were made)."""
     progress = s.clock.progress
     if progress is None or s.clock.session_t0 is None:
         return {}
-    calls = c.budget.snapshot()["llm_calls"]
-    spent = time.perf_counter() - s.clock.session_t0
+    backend, answered = counters(c)
+    now = time.perf_counter()
     return {
         "expected_calls": progress.expected_calls,
-        "s_per_call": progress.seconds_per_call(calls, spent),
-        "eta_s": progress.eta_s(calls, spent),
+        "s_per_call": progress.seconds_per_call(backend, answered, now),
+        "eta_s": progress.eta_s(backend, answered, now),
+    }
+
+
+def phase(
+    c: Components, s: RunState, name: str, kind: str, calls: int | None, message: str = ""
+) -> None:
+    """A stretch of work starts: the pace of its backend calls is timed as ``kind``
+    (run/estimate.py's TRAINING or VALIDATION), and observers get a transient ``phase``
+    event (the console's second bar; ``message``: a line to print where no recorded event
+    announces the stretch). ``calls``: the most calls it may make (None: not known)."""
+    backend, answered = counters(c)
+    if s.clock.progress is not None:
+        s.clock.progress.switch(kind, backend, answered, time.perf_counter())
+    s.clock.phase = {"phase": name, "kind": kind, "calls": calls, "answered_at": answered}
+    c.emit(ev.PHASE, phase=name, kind=kind, calls=calls, message=message)
+
+
+def generation_phase(c: Components, s: RunState) -> None:
+    """The next inner generation starts: its children meet at most the whole batch."""
+    inner = c.cfg.inner
+    children = max(0, inner.population - inner.elites)
+    calls = children * inner.tasks_per_generation * c.task.max_calls_per_rollout()
+    phase(c, s, f"generation {s.inner.generation + 1}/{inner.generations}", TRAINING, calls)
+
+
+def tick(c: Components, s: RunState) -> None:
+    """After an answer (the budget's listener): at most every ``TICK_S`` seconds, a
+    transient ``progress`` event with the calls answered in the phase, the backend calls
+    and cached answers so far and the ETA, so a display never goes silent while calls are
+    answered (issue 51)."""
+    now = time.monotonic()
+    if now - s.clock.last_tick < TICK_S:
+        return
+    s.clock.last_tick = now
+    c.emit(ev.PROGRESS, **progress_fields(c, s))
+
+
+def progress_fields(c: Components, s: RunState) -> dict[str, Any]:
+    """What a progress event says (``tick``)."""
+    b = c.budget.snapshot()
+    ph = s.clock.phase
+    answered = b["backend_calls"] + b["cache_hits"]
+    return {
+        "phase": ph.get("phase"),
+        "phase_answered": answered - int(ph.get("answered_at", 0)),
+        "phase_calls": ph.get("calls"),
+        "backend_calls": b["backend_calls"],
+        "cached": b["cache_hits"],
+        "elapsed_s": s.clock.since_start(),
+        **eta(c, s),
     }
 
 

@@ -6,15 +6,19 @@ backend serves parallel requests."""
 from __future__ import annotations
 
 from evotrainer.engine.components import Components
+from evotrainer.engine.distill_step import trial_adapter
 from evotrainer.engine.generation import draw_batch, fitness_of, run_generation
 from evotrainer.engine.session import finite
 from evotrainer.engine.state import RunState
+from evotrainer.engine.telemetry import phase
 from evotrainer.evaluation.runner import ThreadRunner
+from evotrainer.harness.distill_mix import TRIAL as DISTILL_TRIAL
 from evotrainer.harness.genome import HarnessGenome
 from evotrainer.llm.base import parallel_requests_of
 from evotrainer.loops.inner import PolicyOptimizer
 from evotrainer.loops.rng import stream
 from evotrainer.run import events as ev
+from evotrainer.run.estimate import TRAINING
 from evotrainer.types import Instance
 
 # a trial's population, batch, epoch and the harness that drew the batch
@@ -23,6 +27,12 @@ Move = tuple[str, str]  # a queued neighbour move (kind, value)
 
 
 def trial_started(c: Components, s: RunState, i: int, n: int, h: HarnessGenome) -> None:
+    inner = c.cfg.inner
+    per_generation = max(0, inner.population - inner.elites) * inner.tasks_per_generation
+    calls = (inner.elites + c.cfg.outer.trial_generations * per_generation) * (
+        c.task.max_calls_per_rollout()
+    )
+    phase(c, s, f"outer step {s.outer_step}: trial {i + 1}/{n}", TRAINING, calls)
     c.emit(
         ev.TRIAL_STARTED,
         outer_step=s.outer_step,
@@ -47,14 +57,18 @@ def trial_finished(c: Components, s: RunState, i: int, n: int, opt: PolicyOptimi
 
 
 def trial_run(
-    c: Components, s: RunState, opt: PolicyOptimizer, h: HarnessGenome
+    c: Components, s: RunState, opt: PolicyOptimizer, h: HarnessGenome, trial: int | None = None
 ) -> tuple[list[Instance], int]:
     """Run ``opt`` (a copy) under ``h`` on the next epoch's fresh batch: the elites re-scored
-    there, then ``outer.trial_generations`` generations; returns the batch and the epoch."""
+    there, then ``outer.trial_generations`` generations; returns the batch and the epoch.
+    ``trial``: this rerun trial's index, when the run makes distillation trials (the elites
+    then carry a small adapter trained under ``h``'s data mix first: ``trial_adapter``)."""
     epoch = s.epoch + 1
     tb = draw_batch(c, s, epoch, h)
     opt.shrink_to_elites()
     opt.refit(fitness_of(c, s, opt.population, tb, h, epoch))
+    if trial is not None and DISTILL_TRIAL in s.hopt.trials:
+        trial_adapter(c, s, opt, h, tb, epoch, trial)
     for _ in range(c.cfg.outer.trial_generations):
         epoch = run_generation(c, s, opt, tb, h, epoch)
     return tb, epoch
@@ -74,7 +88,7 @@ def rerun_trials(
     def trial(i: int, h: HarnessGenome) -> Trial:  # independent of the others
         trial_started(c, s, i, len(variants), h)
         opt = s.inner.clone(stream(c.cfg.seed, "trial", s.outer_step, i))
-        tb, epoch = trial_run(c, s, opt, h)
+        tb, epoch = trial_run(c, s, opt, h, i)
         trial_finished(c, s, i, len(variants), opt)
         return opt, tb, epoch, h
 

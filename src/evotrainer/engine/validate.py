@@ -9,11 +9,13 @@ from collections.abc import Sequence
 from evotrainer.engine.components import Components
 from evotrainer.engine.generation import fitness_of
 from evotrainer.engine.state import RunState
+from evotrainer.engine.telemetry import phase
 from evotrainer.evaluation.eval_report import answers_degeneracy
 from evotrainer.harness.genome import HarnessGenome
 from evotrainer.policy.archive import ArchiveEntry
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.run import events as ev
+from evotrainer.run.estimate import VALIDATION
 from evotrainer.types import Instance, ValidationResult
 
 
@@ -28,6 +30,8 @@ def validate(
     trial | final) labels the events. ``race``: race against the best archived policy."""
     todo = {p.id for p in policies if p.id not in c.validator.memo}
     if todo:
+        n = len(c.validator.instances) * c.task.max_calls_per_rollout()
+        phase(c, s, f"validating {role} policies", VALIDATION, len(todo) * n)
         c.emit(
             ev.VALIDATION_STARTED,
             role=role,

@@ -49,6 +49,10 @@ class Confirmation:
     measure: str = "s_val"  # what the paired difference is of
     winner_loop_share: float = 0.0  # share of the winner's confirmation answers that loop
     seed_loop_share: float = 0.0
+    # the ids of the run's seeds: ``best_seed`` is the best starting point validated (it may be
+    # a variation of a seed the first generation made), so "the returned policy is a seed" is
+    # asked of these, not of ``best_seed``
+    seed_ids: frozenset[str] = frozenset()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -61,7 +65,8 @@ class Confirmation:
             "difference": self.difference.to_json(),
             "rule": self.rule,
             "returned": self.returned,
-            "returned_is_seed": self.returned == self.best_seed,
+            "returned_is_seed": self.returned in self.seed_ids,
+            "returned_is_baseline": self.returned == self.best_seed,
             "reason": self.reason,
             "measure": self.measure,
             "winner_loop_share": self.winner_loop_share,
@@ -78,8 +83,11 @@ def confirm(
     row_scores: RowScores | None = None,
     measure: str = "s_val",
     refuse_loopier: bool = True,
+    seed_ids: frozenset[str] = frozenset(),
 ) -> Confirmation:
-    """Validate both on the confirmation instances (``validator``) and apply ``rule``."""
+    """Validate both on the confirmation instances (``validator``) and apply ``rule``.
+    ``seed_ids``: the run's seeds (``returned_is_seed`` says whether the returned policy is
+    one of them)."""
     results = validator.validate([winner, best_seed])
     w, s = results[winner.id], results[best_seed.id]
     if row_scores is None:
@@ -133,6 +141,7 @@ def confirm(
         measure,
         loops_w,
         loops_s,
+        seed_ids,
     )
 
 

@@ -48,6 +48,18 @@ def paired_to_first(
     return out
 
 
+def instance_means(
+    validator: Validator, results: Mapping[str, ValidationResult]
+) -> dict[str, float]:
+    """Each policy's mean per-instance s_val (the quantity ``paired_to_first`` pairs)."""
+    out = {}
+    for pid, res in results.items():
+        rows = validator.row_s_vals(res)
+        if rows:
+            out[pid] = sum(rows.values()) / len(rows)
+    return out
+
+
 def label(text: str) -> str:
     """A policy's label: the --prompt value; an inline text longer than LABEL_MAX is shown by
     its start and its length."""
@@ -66,20 +78,35 @@ def _table(title: str | None = None) -> Table:
     return Table(title=title, box=box.SQUARE, title_justify="left")
 
 
+# how eval's columns are computed, said under its table and in --out (issue 51: the s_val
+# column and "vs #1" did not subtract, and nothing said why)
+PAIRED_NOTE = (
+    "s_val: the metrics averaged over the instances, then weighted (as a run's s_val); "
+    "mean/inst.: the mean of each instance's own s_val; vs #1: the mean over the instances "
+    "both have of (this policy's s_val - #1's) on each, with its 95% bootstrap CI, so it is "
+    "mean/inst. minus #1's mean/inst. The s_val column need not subtract the same way: a "
+    "metric an instance lacks (no action items) is averaged over the others."
+)
+
+
 def policies_table(
     policies: Sequence[PolicyGenome],
     results: Mapping[str, ValidationResult],
     diffs: Sequence[PairedDifference | None],
     width: int,
     cell: Callable[[str], str],
+    means: Mapping[str, float] | None = None,
 ) -> Table:
-    """#, policy (wrapped), s_val, mean paired difference to #1 and its 95% interval, n."""
+    """#, policy (wrapped), s_val, the mean of its per-instance s_vals (``means``: policy id
+    -> it), the mean paired difference to #1 and its 95% interval, n (``PAIRED_NOTE``)."""
     t = _table()
-    fixed = [("#", 2), ("s_val", NUMBER), ("vs #1", NUMBER), ("95% CI", 16), ("n", 3)]
+    fixed = [("#", 2), ("s_val", NUMBER), ("mean/inst.", 10), ("vs #1", NUMBER)]
+    fixed += [("95% CI", 16), ("n", 3)]
     room = width - sum(w for _, w in fixed) - COLUMN_COST * (len(fixed) + 1) - 1
     t.add_column("#", justify="right", no_wrap=True)
     t.add_column("policy", min_width=6, max_width=max(6, room), overflow="fold")
     t.add_column("s_val", justify="right", no_wrap=True)
+    t.add_column("mean/inst.", justify="right", no_wrap=True)
     t.add_column("vs #1", justify="right", no_wrap=True)
     t.add_column("95% CI", justify="left", no_wrap=True, min_width=6)
     t.add_column("n", justify="right", no_wrap=True)
@@ -90,7 +117,8 @@ def policies_table(
         else:
             ci = f"[{d.lo:+.3f}, {d.hi:+.3f}]" if d.n > 1 else "none (n 1)"
             vs, n = f"{d.mean:+.3f}", str(d.n)
-        t.add_row(str(i), cell(label(p.name)), f"{res.s_val:.3f}", vs, ci, n)
+        mean = _fmt((means or {}).get(p.id))
+        t.add_row(str(i), cell(label(p.name)), f"{res.s_val:.3f}", mean, vs, ci, n)
     return t
 
 

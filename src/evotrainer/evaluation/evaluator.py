@@ -117,6 +117,22 @@ class Evaluator:
             return _failed(policy, instance, exc)
         return _from_trajectory(policy, instance, t)
 
+    def sample(
+        self, policy: PolicyGenome, instance: Instance, temperature: float, seed: int
+    ) -> EvalRecord:
+        """One answer of ``policy`` sampled at ``temperature`` with ``seed`` (a distillation's
+        rejection samples), scored; never stored (the store holds the greedy answers)."""
+        try:
+            llm, sampling = self.answering(policy)
+            sampling = replace(sampling, temperature=temperature, seed=seed)
+            t = self.task.rollout(policy.render(), instance, llm, sampling)
+            r = _from_trajectory(policy, instance, t)
+        except BudgetExceeded:
+            raise
+        except EvoTrainerError as exc:
+            r = _failed(policy, instance, exc)
+        return self.record(policy, instance, r)
+
     async def arollout(self, policy: PolicyGenome, instance: Instance) -> Rollout:
         """A single-turn rollout awaited on the LLM's event loop (dispatch uses it only when
         ``single_turn``)."""

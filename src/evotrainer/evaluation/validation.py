@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from evotrainer.errors import MetricError
 from evotrainer.evaluation.evaluator import Evaluator
 from evotrainer.evaluation.racing import Racing
 from evotrainer.policy.genome import PolicyGenome
@@ -119,12 +120,15 @@ class Validator:
                 parsed = parse_rollout(self.task, inst, r)
                 try:
                     metrics = self.metric.score(inst, r.output, parsed)
+                except MetricError:  # a metric that returns no score: every score is wrong
+                    raise
                 except Exception as exc:  # noqa: BLE001 - a metric bug scores 0
                     metrics = {k: 0.0 for k in self.metric.keys}
                     metrics["error"] = f"metric error: {exc}"  # type: ignore[assignment]
                 if r.error is not None:  # a failed answer scores 0, not like an empty one
+                    # (its numbers; text and a metric's feedback stay as they are)
                     metrics = {
-                        k: v if v is None or isinstance(v, str) else 0.0 for k, v in metrics.items()
+                        k: 0.0 if isinstance(v, int | float) else v for k, v in metrics.items()
                     }
                 rows.append(
                     {

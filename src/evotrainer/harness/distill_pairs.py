@@ -85,6 +85,19 @@ def best_per_instance(
     return out
 
 
+def candidate_of(
+    instance: Instance,
+    policy: PolicyGenome,
+    output: str,
+    scores: ScoreVector,
+    weights: Mapping[str, float],
+) -> Candidate:
+    """One answer as a candidate: its reward under ``weights`` and the scale it is on."""
+    return Candidate(
+        instance, policy, output, weighted_reward(scores, weights), _scale(scores, weights)
+    )
+
+
 def choose_pairs(
     candidates: Sequence[Candidate],
     render: Callable[[PolicyGenome, Instance], list[Message]],

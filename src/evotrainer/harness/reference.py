@@ -6,7 +6,9 @@ meta-objective (ROUGE against the human reference, action-item F1, decision reca
 synthetic instance, which has no human reference, these components do not apply and the
 ground-truth components carry the reward alone. ``ref_<key>`` is the component for metric key
 ``<key>``; it stands for the validation aggregate of the same key (the weakness analysis and the
-proxy-gap monitor use that pairing).
+proxy-gap monitor use that pairing). A metric row's feedback text about ``<key>`` (``{"feedback":
+{key: text}}``, from a user's metric function: api/metric.py) is the component's feedback, which
+reflection reads.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from evotrainer.tasks.base import RewardComponent, ValidationMetric
 from evotrainer.types import ComponentScore, Instance
 
 PREFIX = "ref_"
+# a metric row may carry feedback text on the answer, by metric key (``{"feedback": {key:
+# text}}``): the component of that key passes it on as its feedback, which reflection reads
+FEEDBACK = "feedback"
 
 
 def metric_key(component: str) -> str | None:
@@ -64,10 +69,15 @@ class ReferenceComponent:
     def score(self, instance: Instance, output: str, parsed: Any) -> ComponentScore:
         if not instance.real:
             return ComponentScore(self.name, 0.0, "synthetic instance: no human reference", False)
-        value = self._rows.row(instance, output, parsed).get(self.key)
+        row = self._rows.row(instance, output, parsed)
+        value = row.get(self.key)
         if value is None:
             return ComponentScore(self.name, 0.0, f"no reference for {self.key}", False)
-        return ComponentScore(self.name, float(value), f"{self.key} {float(value):.3f}")
+        # a metric's own words on the answer (a user's metric function), for reflection
+        said = row.get(FEEDBACK)
+        said = said.get(self.key) if isinstance(said, dict) else None
+        why = f": {said.strip()}" if isinstance(said, str) and said.strip() else ""
+        return ComponentScore(self.name, float(value), f"{self.key} {float(value):.3f}{why}")
 
     def __repr__(self) -> str:
         return f"ReferenceComponent({self.key!r})"

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from evotrainer.errors import MetricError
 from evotrainer.tasks.base import RewardComponent
 from evotrainer.types import ComponentScore, Instance, Rollout, ScoreVector
 
@@ -23,7 +24,8 @@ def score_rollout(
 ) -> ScoreVector:
     """All component scores for one rollout. A failed rollout scores 0 on every component that
     applies to its instance, with the error as feedback; a component that raises (a bug) scores
-    0 with the exception as feedback."""
+    0 with the exception as feedback (but a user's metric that returns no score stops the run:
+    MetricError)."""
     scores = []
     for name, comp in components.items():
         try:
@@ -35,6 +37,8 @@ def score_rollout(
             cs = comp.score(instance, rollout.output, parsed)
             value = min(1.0, max(0.0, float(cs.score)))
             scores.append(ComponentScore(name, value, cs.feedback, cs.applicable))
+        except MetricError:
+            raise
         except Exception as exc:  # noqa: BLE001 - a plug-in bug must not end the run
             scores.append(
                 ComponentScore(name, 0.0, f"component error: {type(exc).__name__}: {exc}")

@@ -36,6 +36,25 @@ class RealPool:
     held_out: int = 0  # instances of the file removed because validation holds them
 
 
+GIVEN = "given by caller"  # the source of instances handed over in memory (the Python API)
+
+
+def given_pool(
+    instances: Sequence[Instance], held_out_ids: Collection[str], input_text
+) -> RealPool:
+    """The real training pool of instances handed over in memory (the Python API's trainset),
+    without the held-out ones, sorted by input length as ``load_real_pool`` sorts a file's."""
+    held = set(held_out_ids)
+    kept = sorted(
+        (i for i in instances if i.id not in held), key=lambda i: (len(input_text(i)), i.id)
+    )
+    dropped = len(instances) - len(kept)
+    msg = f"real training pool: {len(kept)} instances {GIVEN}"
+    if dropped:
+        msg += f" ({dropped} held out for validation)"
+    return RealPool(kept, GIVEN if kept else "", msg, dropped)
+
+
 def load_real_pool(
     task: Task,
     path: str | None,

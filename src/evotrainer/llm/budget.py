@@ -2,9 +2,13 @@
 
 Two levels are counted:
 - requests the algorithm made (``llm_calls``, ``prompt_tokens``, ``completion_tokens``), whether
-  the cache or the backend answered: a pure function of the run, identical on a cached rerun;
-- what reached the backend (``backend_calls``, ``backend_tokens``, ``llm_seconds``): the cost.
-The caps apply to the backend level. ``MeteredLLM`` wraps the backend (below the cache, so cache
+  the cache or the backend answered: a pure function of the run, identical on a cached rerun (a
+  resume sets them back to its checkpoint's); what determinism checks compare;
+- what reached the backend (``backend_calls``, ``backend_tokens``, ``llm_seconds``): the cost,
+  counted once across resumes; and the answers the cache gave (``cache_hits``).
+The caps apply to the backend level. ``backend_calls`` is THE call count a person reads (issue
+51): the console, summary.json (``runtime.backend_calls``), the report, a resume's "spent before"
+and the trackers all show it as "backend calls", with the cached answers beside it as "cached". ``MeteredLLM`` wraps the backend (below the cache, so cache
 hits are free): before each call it *reserves* it under one lock: one call against
 ``max_calls``, and with ``max_tokens`` the most tokens the call can cost (an upper bound of its
 prompt, plus ``max_tokens`` of the answer) against what is spent and what calls in flight have
@@ -15,9 +19,10 @@ however many calls run at once (a token cap stops a little early: the prompt bou
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -33,6 +38,8 @@ from evotrainer.llm.base import (
     parallel_requests_of,
 )
 from evotrainer.types import Message
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -53,6 +60,9 @@ class Budget:
     reserve: int = 0  # calls of max_calls held back (see release_reserve)
     in_flight: int = 0  # calls reserved and not yet recorded (count against max_calls)
     in_flight_tokens: int = 0  # tokens those calls reserved (count against max_tokens)
+    # called (outside the lock) after every answer, the backend's or the cache's: a run's
+    # progress ticks (engine/telemetry.py). One that raises is dropped, with a warning
+    listener: Callable[[], None] | None = field(default=None, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     REQUEST_COUNTERS = ("llm_calls", "prompt_tokens", "completion_tokens")
@@ -94,10 +104,14 @@ class Budget:
     def _check(self, tokens: int = 0) -> None:
         used = self.backend_calls + self.in_flight
         if self.max_calls is not None and used >= self.max_calls - self.reserve:
-            held = f" ({self.reserve} held back for the final validation)" if self.reserve else ""
+            held = (
+                f", the other {self.reserve} held back for the final validation"
+                if self.reserve
+                else ""
+            )
             raise BudgetExceeded(
-                f"LLM call budget spent: {used} calls >= "
-                f"max_calls={self.max_calls}{held}. Raise budget.max_calls to continue."
+                f"LLM call budget spent: {used} backend calls made of max_calls="
+                f"{self.max_calls}{held}. Raise budget.max_calls to continue."
             )
         if self.max_tokens is None:
             return
@@ -136,6 +150,7 @@ class Budget:
             self.backend_calls += 1
             self.backend_tokens += completion.prompt_tokens + completion.completion_tokens
             self.llm_seconds += seconds
+        self._tell()
 
     def record_error(self, seconds: float, reserved: int = 0) -> None:
         with self._lock:
@@ -143,6 +158,7 @@ class Budget:
             self.backend_calls += 1
             self.llm_errors += 1
             self.llm_seconds += seconds
+        self._tell()
 
     def record_cache(self, hit: bool, completion: Completion | None = None) -> None:
         with self._lock:
@@ -152,6 +168,24 @@ class Budget:
                     self._request(completion)
             else:
                 self.cache_misses += 1
+        if hit:
+            self._tell()
+
+    def listen(self, listener: Callable[[], None] | None) -> None:
+        """Call ``listener`` after every answer from now on (None: stop)."""
+        self.listener = listener
+
+    def _tell(self) -> None:
+        """The listener, after an answer; one that raises is dropped (a progress display
+        never stops a call)."""
+        listener = self.listener
+        if listener is None:
+            return
+        try:
+            listener()
+        except Exception as exc:  # noqa: BLE001 - a display bug must not fail an LLM call
+            self.listener = None
+            log.warning("the progress listener raised %s: %s; dropped", type(exc).__name__, exc)
 
     def snapshot(self) -> dict[str, Any]:
         with self._lock:

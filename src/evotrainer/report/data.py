@@ -93,6 +93,20 @@ class RunData:
             by_step[int(e.get("outer_step", 0))] = e
         return [by_step[s] for s in sorted(by_step)]
 
+    def outer_steps_text(self) -> str:
+        """The outer steps taken (their events), and those skipped: ``1 (2 skipped)``."""
+        skipped = len(self.of(ev.OUTER_STEP_SKIPPED))
+        return str(len(self.outer_steps())) + (f" ({skipped} skipped)" if skipped else "")
+
+    def calls_text(self) -> str:
+        """The backend calls (the one count, as the console and summary.json give it) and
+        the cached answers: ``84 + 50 cached``."""
+        b = self.budget()
+        calls = b.get("backend_calls")
+        if calls is None:
+            return "-"
+        return f"{calls}" + (f" + {b['cache_hits']} cached" if b.get("cache_hits") else "")
+
     def rollbacks(self) -> list[dict[str, Any]]:
         return self.of(ev.ROLLBACK)
 

@@ -58,7 +58,7 @@ def distillation_section(
                 t.get("seconds"),
                 (v.get("with_adapter") or {}).get("s_val"),
                 (v.get("without") or {}).get("s_val"),
-                "kept" if r.get("kept") else "set aside",
+                "trial" if r.get("trial") else "kept" if r.get("kept") else "set aside",
             ]
         )
     head = [

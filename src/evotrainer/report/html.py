@@ -154,7 +154,8 @@ def _header(run: RunData) -> str:
         ("initial s_val", esc(fmt(init)), ""),
         (final_label, esc(fmt(final)) + delta, ""),
         ("generations", esc(f"{done} / {total}" if total else str(done)), ""),
-        ("outer steps", esc(str(len(run.outer_steps()))), ""),
+        ("outer steps", esc(run.outer_steps_text()), ""),
+        ("backend calls", esc(run.calls_text()), ""),
         ("model", esc(run.model), "small"),
         ("validation", esc(f"{v.get('source')} (n={fmt(v.get('n'))})"), "small"),
     ]
@@ -428,10 +429,10 @@ def _turns(row: Mapping[str, Any]) -> str:
     return f"<details><summary>{len(turns)} turns</summary>{''.join(items)}</details>"
 
 
-BUDGET_LABELS = [
-    ("llm_calls", "LLM calls (incl. cache hits)"),
-    ("backend_calls", "calls to the backend"),
-    ("cache_hits", "cache hits"),
+BUDGET_LABELS = [  # backend calls: the one count of calls (console, summary, trackers)
+    ("backend_calls", "backend calls (what budget.max_calls caps)"),
+    ("cache_hits", "cached answers"),
+    ("llm_calls", "requests (backend calls and cached answers, as of the last checkpoint)"),
     ("cache_misses", "cache misses"),
     ("prompt_tokens", "prompt tokens"),
     ("completion_tokens", "completion tokens"),

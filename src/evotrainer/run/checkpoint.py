@@ -79,13 +79,17 @@ def atomic_write(path: Path, text: str, root: Path | None = None) -> None:
     """Write ``text`` to ``path`` atomically. The temp file is created exclusively under a fresh
     random name (a file or symlink planted beside ``path`` is never written through), and the
     rename replaces a symlink at ``path`` instead of following it. With ``root`` (the run
-    directory), no folder between ``root`` and ``path`` may be a symbolic link (``real_dir``)."""
+    directory), no folder between ``root`` and ``path`` may be a symbolic link (``real_dir``).
+    The file gets the mode a file written in place would (0666 less the umask: 0644 under the
+    usual 022), not mkstemp's 0600: a report or summary is for others to read (issue 51)."""
     if root is not None:
         real_dir(root, path.parent)
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        if hasattr(os, "fchmod"):  # not on Windows before Python 3.13
+            os.fchmod(fd, 0o666 & ~process_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
@@ -95,6 +99,26 @@ def atomic_write(path: Path, text: str, root: Path | None = None) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+_UMASK: list[int] = []  # the process's umask, read once
+
+
+def process_umask() -> int:
+    """The process's umask, read once: from /proc (Linux: no change to the process), else by
+    setting it and setting it back (the one moment a file made by another thread could get a
+    wider mode, once per process)."""
+    if not _UMASK:
+        found = None
+        with contextlib.suppress(OSError, ValueError):
+            for line in Path("/proc/self/status").read_text().splitlines():
+                if line.startswith("Umask:"):
+                    found = int(line.split()[1], 8)
+        if found is None:
+            found = os.umask(0o022)
+            os.umask(found)
+        _UMASK.append(found)
+    return _UMASK[0]
 
 
 def strict_json(obj: Any) -> Any:

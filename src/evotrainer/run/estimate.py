@@ -11,13 +11,16 @@ racing validation of the most promising members after each generation, the outer
 runs and the validation of their bests), and at the end the final validation and the
 confirmation of the winner and the best seed. It is an expectation, not a bound: racing and the
 cache make the real count lower, a task whose rollouts take several turns higher (its
-``max_calls_per_rollout`` is counted as the cost of each rollout). ``budget.max_calls`` caps it.
+``max_calls_per_rollout`` is counted as the cost of each rollout). ``budget.max_calls`` caps it,
+and the estimate then says what the cap buys: the generations and outer steps it pays for, spent
+as the engine spends it (``CallEstimate.buys``).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from typing import Any
 
 from evotrainer.config import RunConfig
@@ -27,10 +30,31 @@ OPERATOR_CALLS = 0.4  # LLM calls an operator makes per child, on average
 RACED_VALIDATION = 0.6  # share of the selection part a raced validation meets, on average
 
 
+TRAINING, VALIDATION = "training", "validation"  # the two kinds of call, timed apart
+# The embedded model's seconds per call before a run has measured its own pace: `make demo`
+# (configs/demo.yaml: 174 training and 134 validation calls expected, 266-332 made) took
+# 10.0-11.9 minutes on 2 idle cores (README, docs/demo.md), about 2.2 s a call; a validation
+# call (a real meeting cut at 1,024 tokens) takes about twice a training call (issue 51: one
+# pace for both was 2x off), so 174 t + 134 * 2 t = 660 s gives t = 1.5 s. Beside another job
+# on the second core the demo ran 2-4x slower (docs/demo.md).
+EMBEDDED_S_PER_CALL = {TRAINING: 1.5, VALIDATION: 3.0}
+
+
 @dataclass(frozen=True)
 class CallEstimate:
     parts: dict[str, int]
     cap: int | None  # budget.max_calls
+    # what the parts hold of each kind of call (training: a batch's synthetic and real
+    # instances; validation: the long real meetings), for the ETA (``Progress``)
+    kinds: dict[str, int] = field(default_factory=dict)
+    # what the schedule is made of, for what a cap buys (``buys``)
+    generation: float = 0.0  # one inner generation and its validation
+    outer_step: float = 0.0  # one outer step, as expected
+    outer_step_bound: float = 0.0  # one outer step at most (what outer.skip_unaffordable weighs)
+    reserve: int = 0  # calls held back for the final validation (budget.reserve_final)
+    generations: int = 0  # inner.generations
+    outer_every: int = 0  # outer.every (0: no outer step)
+    skip_unaffordable: bool = True
 
     @property
     def total(self) -> int:
@@ -48,6 +72,35 @@ class CallEstimate:
         keys = ("first population", "seeds' validation", "final validation and confirmation")
         return sum(self.parts.get(k, 0) for k in keys)
 
+    def buys(self) -> tuple[int, int]:
+        """The generations and outer steps the cap pays for, as the engine spends it: the
+        first population and the seeds' validation first, the final validation's calls held
+        back, then generation after generation, an outer step when due and (with
+        ``outer.skip_unaffordable``) when its bound fits in what is left."""
+        if not self.cap:
+            return self.generations, self.outer_steps_due(self.generations)
+        start = self.parts.get("first population", 0) + self.parts.get("seeds' validation", 0)
+        final = self.parts.get("final validation and confirmation", 0)
+        left = float(self.cap - start - max(self.reserve, final))
+        gens = steps = 0
+        while gens < self.generations and left >= self.generation:
+            left -= self.generation
+            gens += 1
+            if self.outer_steps_due(gens) > self.outer_steps_due(gens - 1):
+                if self.skip_unaffordable and left < self.outer_step_bound:
+                    continue  # skipped: the inner loop goes on
+                if left < self.outer_step:
+                    break
+                left -= self.outer_step
+                steps += 1
+        return gens, steps
+
+    def outer_steps_due(self, gens: int) -> int:
+        """Outer steps due after ``gens`` generations (none after the last one)."""
+        if not self.outer_every:
+            return 0
+        return min(gens, self.generations - 1) // self.outer_every if gens else 0
+
     def describe(self) -> str:
         parts = ", ".join(f"{k} {v}" for k, v in self.parts.items() if v)
         raw = sum(self.parts.values())
@@ -58,9 +111,24 @@ class CallEstimate:
                 "population, the seeds' validation and the final validation: the run will stop "
                 "before its first generation and return an unevolved policy"
             )
-        elif self.cap and raw > self.cap:
-            capped = f"; budget.max_calls={self.cap} stops it there"
+        elif self.cap:
+            gens, steps = self.buys()
+            what = (
+                f"{gens} generation{'s' * (gens != 1)} of {self.generations} and {steps} outer "
+                f"step{'s' * (steps != 1)}"
+            )
+            if raw > self.cap:
+                capped = f"; budget.max_calls={self.cap} stops it there: this cap buys about {what}"
+            else:
+                capped = f"; budget.max_calls={self.cap} leaves room for all of it: {what}"
         return f"about {self.total} LLM calls ({parts}{capped})"
+
+    def embedded_seconds(self) -> float:
+        """The expected calls at the embedded model's pace on 2 idle cores
+        (``EMBEDDED_S_PER_CALL``), before the run measures its own."""
+        raw = sum(self.parts.values())
+        share = min(1.0, self.total / raw) if raw else 1.0
+        return share * sum(n * EMBEDDED_S_PER_CALL.get(k, 0.0) for k, n in self.kinds.items())
 
 
 def estimate_calls(
@@ -88,27 +156,56 @@ def estimate_calls(
         first = min(n, val.race_first) if val.race_first else n
         return first + RACED_VALIDATION * (n - first)
 
+    train_gen = children * (per_child * c + OPERATOR_CALLS)
+    val_gen = min(val.each_generation, children) * raced(s_val) * c
+    kinds = {TRAINING: P * T * c + G * train_gen, VALIDATION: min(n_seeds, P) * s_val * c}
+    kinds[VALIDATION] += G * val_gen + (s_val + 2 * n_confirmation) * c
     parts = {
         "first population": P * T * c,
         "seeds' validation": min(n_seeds, P) * s_val * c,
-        "generations": math.ceil(G * children * (per_child * c + OPERATOR_CALLS)),
-        "validation each generation": math.ceil(
-            G * min(val.each_generation, children) * raced(s_val) * c
-        ),
+        "generations": math.ceil(G * train_gen),
+        "validation each generation": math.ceil(G * val_gen),
     }
     steps = (G - 1) // outer.every if G > 1 else 0
-    if outer.enabled and steps:
-        trials = trials_per_step or (outer.variants + int(outer.include_incumbent))
-        runs = 1 if outer.trials == "rerank" else trials
-        if outer.trials == "rank":
-            runs = 0
+    step_train = step_val = bound = 0.0
+    trials = trials_per_step or (outer.variants + int(outer.include_incumbent))
+    if outer.enabled:
+        runs = {"rerank": 1, "rank": 0}.get(outer.trials, trials)
         run_cost = E * T * c + outer.trial_generations * children * (per_child * c + OPERATOR_CALLS)
         bests = min(trials, children) if outer.trials != "rank" else 1
-        parts["outer steps"] = math.ceil(steps * (runs * run_cost + bests * raced(s_val) * c))
-    elif steps:
-        parts["outer steps"] = math.ceil(steps * raced(s_val) * c)  # the monitor's validation
+        step_train, step_val = runs * run_cost, bests * raced(s_val) * c
+        full_run = (E + outer.trial_generations * children) * T * c
+        bound = runs * full_run + (trials + 1) * s_val * c
+    else:
+        step_val = raced(s_val) * c  # the monitor's validation
+    if steps:
+        parts["outer steps"] = math.ceil(steps * (step_train + step_val))
+        kinds[TRAINING] += steps * step_train
+        kinds[VALIDATION] += steps * step_val
     parts["final validation and confirmation"] = (s_val + 2 * n_confirmation) * c
-    return CallEstimate({k: int(v) for k, v in parts.items()}, cfg.budget.max_calls)
+    final = (s_val + 2 * n_confirmation) * c
+    cap = cfg.budget.max_calls
+    return CallEstimate(
+        {k: int(v) for k, v in parts.items()},
+        cap,
+        {k: math.ceil(v) for k, v in kinds.items()},
+        generation=train_gen + val_gen,
+        outer_step=step_train + step_val,
+        outer_step_bound=bound if outer.enabled else step_val,
+        reserve=min(final, cap // 2) if cap and cfg.budget.reserve_final else 0,
+        generations=G,
+        outer_every=outer.every if outer.enabled else 0,
+        skip_unaffordable=outer.skip_unaffordable,
+    )
+
+
+def calls_text(backend: Any, cached: Any = 0, expected: Any = None) -> str:
+    """``backend calls 51 + 12 cached/~161``: the one count of calls (what the backend
+    answered, what ``budget.max_calls`` caps), the cache's answers beside it (issue 51)."""
+    text = f"backend calls {backend}"
+    if cached:
+        text += f" + {cached} cached"
+    return text + (f"/~{expected}" if expected else "")
 
 
 def format_duration(seconds: float | None) -> str:
@@ -123,24 +220,86 @@ def format_duration(seconds: float | None) -> str:
     return f"{s}s"
 
 
-@dataclass
 class Progress:
-    """The run's expected calls and the measured pace: seconds per call since the start of this
-    session, once ``MIN_CALLS`` calls were made, give the time left."""
+    """The run's expected calls and the measured pace, for the ETA (issue 51). Only backend
+    calls are timed: the pace is the wall time of this session's stretches of work over the
+    backend calls made in them, apart for each kind of call (``TRAINING``, ``VALIDATION``:
+    a validation meeting is several times longer than a training one, and one pace for both
+    was off by about 2x). A stretch the cache answered costs its (short) wall time and counts
+    no call, so a warm cache never makes the ETA read "0s" while real calls are left; the calls
+    still expected are priced at the backend's pace (the cache may answer some: an ETA that
+    errs long). ``switch`` starts a stretch; every method takes the budget's counters now
+    (backend calls, and backend calls plus cached answers) and the clock, so it can be tested
+    without a run."""
 
-    expected_calls: int
-    calls_at_start: int = 0  # a resume starts with calls already spent
-    MIN_CALLS = 4
+    MIN_CALLS = 4  # backend calls of this session before a pace is given
 
-    def eta_s(self, calls: int, elapsed_s: float) -> float | None:
-        """Seconds left: the calls still expected at the pace measured so far (None before
-        ``MIN_CALLS`` calls of this session)."""
-        done = calls - self.calls_at_start
-        if done < self.MIN_CALLS or elapsed_s <= 0:
+    def __init__(
+        self,
+        expected_calls: int,
+        kinds: dict[str, int] | None = None,
+        cap: int | None = None,
+        backend_at_start: int = 0,
+        answered_at_start: int = 0,
+    ) -> None:
+        self.expected_calls = expected_calls
+        self.kinds = dict(kinds or {TRAINING: expected_calls})
+        self.cap = cap
+        self.backend_at_start = backend_at_start
+        self.answered_at_start = answered_at_start
+        self.seconds: dict[str, float] = {}  # closed stretches, by kind
+        self.calls: dict[str, int] = {}  # their backend calls
+        self.answered: dict[str, int] = {}  # their backend calls and cached answers
+        self.kind: str | None = None  # the open stretch
+        self._since = (0.0, backend_at_start, answered_at_start)
+        self._lock = threading.Lock()
+
+    def switch(self, kind: str, backend: int, answered: int, now: float) -> None:
+        """A stretch of ``kind`` starts now (the open one is closed)."""
+        with self._lock:
+            self.seconds, self.calls, self.answered = self._measured(backend, answered, now)
+            self.kind, self._since = kind, (now, backend, answered)
+
+    def _measured(
+        self, backend: int, answered: int, now: float
+    ) -> tuple[dict[str, float], dict[str, int], dict[str, int]]:
+        """The stretches' seconds, backend calls and answers by kind, the open one included."""
+        seconds, calls, done = dict(self.seconds), dict(self.calls), dict(self.answered)
+        if self.kind is not None:
+            t, b, a = self._since
+            seconds[self.kind] = seconds.get(self.kind, 0.0) + max(0.0, now - t)
+            calls[self.kind] = calls.get(self.kind, 0) + backend - b
+            done[self.kind] = done.get(self.kind, 0) + answered - a
+        return seconds, calls, done
+
+    def seconds_per_call(self, backend: int, answered: int, now: float) -> float | None:
+        """This session's wall seconds per backend call, all kinds together (None before
+        ``MIN_CALLS`` backend calls)."""
+        with self._lock:
+            seconds, calls, _ = self._measured(backend, answered, now)
+        n = sum(calls.values())
+        return sum(seconds.values()) / n if n >= self.MIN_CALLS else None
+
+    def eta_s(self, backend: int, answered: int, now: float) -> float | None:
+        """Seconds left: the calls still expected of each kind at that kind's pace (the
+        overall pace for a kind not measured yet); None before ``MIN_CALLS`` backend calls."""
+        with self._lock:
+            seconds, calls, done = self._measured(backend, answered, now)
+        n = sum(calls.values())
+        if n < self.MIN_CALLS:
             return None
-        left = max(0, self.expected_calls - calls)
-        return left * elapsed_s / done
-
-    def seconds_per_call(self, calls: int, elapsed_s: float) -> float | None:
-        done = calls - self.calls_at_start
-        return elapsed_s / done if done >= self.MIN_CALLS else None
+        overall = sum(seconds.values()) / n
+        total = sum(self.kinds.values()) or 1
+        left = {  # a resume's earlier calls are spread over the kinds by their shares
+            k: max(0.0, e - done.get(k, 0) - self.answered_at_start * e / total)
+            for k, e in self.kinds.items()
+        }
+        if self.cap is not None:  # the cap stops the run: no more backend calls than it allows
+            room = max(0, self.cap - backend)
+            if sum(left.values()) > room:
+                scale = room / sum(left.values())
+                left = {k: v * scale for k, v in left.items()}
+        pace = {
+            k: seconds[k] / calls[k] if calls.get(k, 0) >= self.MIN_CALLS else overall for k in left
+        }
+        return sum(left[k] * pace[k] for k in left)

@@ -27,6 +27,7 @@ class Event:
 
 # event types, in the order a run emits them
 RUN_STARTED = "run_started"
+TRACKING = "tracking"  # where an experiment tracker logs the run (MLflow run id, URL ...)
 WARM_START = "warm_start"  # policies and harness seeded from an earlier run (init_from)
 VALIDATION_SET = "validation_set"  # which validation data (real or synthetic fallback)
 ESTIMATE = "estimate"  # the LLM calls the run is expected to make (run/estimate.py)
@@ -57,6 +58,11 @@ RUN_FAILED = "run_failed"  # stopped by an error (too many failed LLM answers, n
 RUN_INTERRUPTED = "run_interrupted"  # Ctrl-C (KeyboardInterrupt): no summary says completed
 WARNING = "warning"
 OBSERVER_DETACHED = "observer_detached"  # an observer raised: reported and detached
+# what the clock decides, for a display, not the run's record: events.jsonl leaves them out,
+# ``--json`` streams them (issue 51)
+PHASE = "phase"  # a stretch of work starts (the first population, a validation, a trial ...)
+PROGRESS = "progress"  # calls answered so far and the ETA, at most once a second
+TRANSIENT = frozenset({PHASE, PROGRESS})
 
 
 Observer = Callable[[Event], None]  # anything called with each event
@@ -103,6 +109,8 @@ class JsonlLog:
                     self._fh.flush()
 
     def __call__(self, event: Event) -> None:
+        if event.type in TRANSIENT:  # the clock's, not the run's: kept out of the record
+            return
         self._fh.write(_line(event) + "\n")
         self._fh.flush()
 
@@ -111,7 +119,8 @@ class JsonlLog:
 
 
 class JsonStdout:
-    """``evotrainer run --json``: events as JSON lines on stdout, for other tools."""
+    """``evotrainer run --json``: events as JSON lines on stdout, for other tools: every event
+    events.jsonl records, and the transient ``phase`` and ``progress`` events besides."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stdout

@@ -11,7 +11,8 @@ front.json           the archive's Pareto front over the meta-objective vector
 ratings.sqlite       people's ratings (evotrainer review); never removed by --force
 summary.json         the run's numbers
 report/              the HTML report (evotrainer report RUN_DIR)
-.lock                held (fcntl) by the one process writing the run; holds its pid
+.lock                held (fcntl) by the one process writing the run; holds its pid (removed
+                     when that process is done with the run)
 
 A run directory is untrusted input (anyone who could write it could plant links or edit its
 config.yaml): opening one refuses a run file or folder that is a symbolic link and a journal
@@ -122,16 +123,7 @@ class RunDirectory:
         if (path / LOCK_NAME).exists():
             RunLock(path).check_free()  # in use: say so before a model loads
         check_no_links(path)
-        try:  # load_yaml: no alias bombs either
-            data = load_yaml(cfg_file.read_text(encoding="utf-8"), str(cfg_file)) or {}
-        except (ConfigError, UnicodeDecodeError) as exc:
-            raise CheckpointError(f"{cfg_file}: not a readable config: {exc}") from None
-        if not isinstance(data, dict):
-            raise CheckpointError(f"{cfg_file}: the top level must be a mapping of sections")
-        config = config_from_dict(data, str(cfg_file))
-        return cls(
-            path, settings_for_resume(config, cfg_file, base_url, ray_address, operator_base_url)
-        )
+        return cls(path, read_run_config(path, base_url, ray_address, operator_base_url))
 
     def close(self) -> None:
         """Release the lock and close the event log."""
@@ -139,6 +131,28 @@ class RunDirectory:
             self.log.close()
         if self.lock is not None:
             self.lock.release()
+
+
+def read_run_config(
+    path: Path,
+    base_url: str | None = None,
+    ray_address: str | None = None,
+    operator_base_url: str | None = None,
+) -> RunConfig:
+    """A run directory's config.yaml as a resume, or ``evotrainer eval --run``, may use it
+    (``settings_for_resume``: no code-running setting, endpoints only where the command line
+    names them); CheckpointError when it cannot be read."""
+    cfg_file = path / "config.yaml"
+    if not cfg_file.is_file():
+        raise CheckpointError(f"{path} is not a run directory (no config.yaml)")
+    try:  # load_yaml: no alias bombs either
+        data = load_yaml(cfg_file.read_text(encoding="utf-8"), str(cfg_file)) or {}
+    except (ConfigError, UnicodeDecodeError) as exc:
+        raise CheckpointError(f"{cfg_file}: not a readable config: {exc}") from None
+    if not isinstance(data, dict):
+        raise CheckpointError(f"{cfg_file}: the top level must be a mapping of sections")
+    config = config_from_dict(data, str(cfg_file))
+    return settings_for_resume(config, cfg_file, base_url, ray_address, operator_base_url)
 
 
 PATHS = (

@@ -1,7 +1,9 @@
 """Experiment trackers: MLflow and TensorBoard, as observers of the run's typed events.
 
 ``tracking.kind`` picks one (config.TrackingConfig); its package is an optional extra, imported
-only here and only when chosen (``pip install 'evotrainer[mlflow]'``: mlflow-skinny;
+only here and only when chosen (``pip install 'evotrainer[mlflow]'``: mlflow-skinny and pandas,
+so ``mlflow.search_runs`` reads back what was logged; a local folder named as the tracking URI
+gets ``MLFLOW_ALLOW_FILE_STORE=true``, which MLflow 3 needs for it;
 ``'evotrainer[tensorboard]'``: tensorboardX, which needs no torch). A missing extra is a
 ``MissingExtraError`` when the run is built, before anything runs.
 
@@ -9,15 +11,16 @@ What is logged:
 - at the start: the config (MLflow: one param per key, ``inner.population`` ...; the YAML as
   ``config.yaml``; TensorBoard: the YAML as text);
 - each generation (step = generation): ``fitness/best``, ``fitness/mean``, ``diversity``,
-  ``s_val/last``, ``calls/llm``, ``calls/backend``, ``tokens``, ``threads`` and the harness genes
-  ``harness/difficulty``, ``harness/real_share``, ``harness/weight/<component>``;
+  ``s_val/last``, ``calls/backend`` (the run's one count of calls: what the backend answered,
+  across resumes), ``calls/cached`` (the cache's answers), ``tokens``, ``threads`` and the
+  harness genes ``harness/difficulty``, ``harness/real_share``, ``harness/weight/<component>``;
 - each validation: ``s_val/validated`` (step = backend calls spent);
 - each outer step (step = outer step): ``outer/best_variant_s_val``, ``outer/changed``,
   ``outer/rollback`` and the chosen harness's genes ``outer/difficulty`` ...;
 - the confirmation: ``confirmation/difference``, its 95% interval, both s_vals;
-- at the end: ``final/*`` (initial and final s_val, calls, tokens, wall time), the best policy
-  as text, and as artifacts summary.json, best/ and the report (built here when the config asks
-  for one; the command line rebuilds it after).
+- at the end: ``final/*`` (initial and final s_val, backend calls and cached answers, tokens,
+  wall time), the best policy as text, and as artifacts summary.json, best/ and the report
+  (built here when the config asks for one; the command line rebuilds it after).
 
 A run directory remembers its MLflow run (``tracking.json``): a resume logs into the same run.
 A tracker that raises is detached by ``events.notify`` (a warning; the run goes on)."""
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import shutil
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -134,6 +138,10 @@ class Tracker:
         """Open the tracked run; True when it is a new one (the config is logged then)."""
         raise NotImplementedError
 
+    def where(self) -> dict[str, Any]:
+        """Where the run is logged: the ``tracking`` event's data (``message``: a line)."""
+        raise NotImplementedError
+
     # -- events ------------------------------------------------------------------------------
     def __call__(self, event: ev.Event) -> None:
         d = event.data
@@ -144,8 +152,8 @@ class Tracker:
                 "fitness/mean": _num(d.get("mean_fitness")),
                 "diversity": _num(d.get("diversity")),
                 "s_val/last": _num(d.get("last_s_val")),
-                "calls/llm": _num(b.get("llm_calls")),
-                "calls/backend": _num(b.get("backend_calls")),
+                "calls/backend": _num(b.get("backend_calls")),  # the one count (issue 51)
+                "calls/cached": _num(b.get("cache_hits")),
                 "tokens": _num((b.get("prompt_tokens") or 0) + (b.get("completion_tokens") or 0)),
                 "threads": _num(d.get("threads")),
                 **harness_metrics(d.get("harness"), "harness"),
@@ -192,8 +200,8 @@ class Tracker:
             {
                 "final/initial_s_val": _num(summary.get("initial_s_val")),
                 "final/final_s_val": _num(summary.get("final_s_val")),
-                "final/llm_calls": _num(summary.get("llm_calls")),
                 "final/backend_calls": _num(runtime.get("backend_calls")),
+                "final/cached": _num(runtime.get("cache_hits")),
                 "final/tokens": _num(
                     (summary.get("prompt_tokens") or 0) + (summary.get("completion_tokens") or 0)
                 ),
@@ -220,11 +228,14 @@ class MlflowTracker(Tracker):
         self.artifacts = cfg.artifacts
         self.client: Any = None
         self.run_id: str | None = None
+        self.experiment_id: str | None = None
 
     def start(self, run_dir: Path | None, resuming: bool) -> bool:
         # lazy: optional dependency (extra mlflow)
         from mlflow.tracking import MlflowClient
 
+        if local_store(self.cfg.uri):  # named by the user: MLflow 3 makes it opt-in
+            os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
         self.client = MlflowClient(tracking_uri=self.cfg.uri) if self.cfg.uri else MlflowClient()
         state = _read_state(run_dir) if resuming else {}
         if state.get("kind") == "mlflow" and isinstance(state.get("run_id"), str):
@@ -233,6 +244,7 @@ class MlflowTracker(Tracker):
             return False
         exp = self.client.get_experiment_by_name(self.cfg.experiment)
         exp_id = exp.experiment_id if exp else self.client.create_experiment(self.cfg.experiment)
+        self.experiment_id = exp_id
         name = self.cfg.run_name or (run_dir.name if run_dir else None)
         run = self.client.create_run(
             exp_id, run_name=name, tags={"evotrainer.run_dir": str(run_dir or "")}
@@ -240,6 +252,31 @@ class MlflowTracker(Tracker):
         self.run_id = run.info.run_id
         _write_state(run_dir, {"kind": "mlflow", "run_id": self.run_id})
         return True
+
+    def where(self) -> dict[str, Any]:
+        """The MLflow run id, its tracking URI and how to look at it: the run's page on a
+        server, or ``mlflow ui`` over a local store."""
+        uri = str(self.client.tracking_uri) if self.client is not None else (self.cfg.uri or "")
+        if self.experiment_id is None and self.client is not None and self.run_id:
+            self.experiment_id = self.client.get_run(self.run_id).info.experiment_id
+        page = f"#/experiments/{self.experiment_id}/runs/{self.run_id}"
+        if uri.startswith(("http://", "https://")):
+            url = f"{uri.rstrip('/')}/{page}"
+            see = f"open {url}"
+        else:
+            url = None
+            see = f"see it with `mlflow ui --backend-store-uri {uri}`, then {page}"
+            if local_store(uri):
+                see = "MLFLOW_ALLOW_FILE_STORE=true " + see
+        return {
+            "kind": "mlflow",
+            "run_id": self.run_id,
+            "experiment_id": self.experiment_id,
+            "uri": uri,
+            "url": url,
+            "message": f"MLflow run {self.run_id} (experiment {self.cfg.experiment!r}, "
+            f"{uri}): {see}",
+        }
 
     def scalars(self, values: Mapping[str, float], step: int) -> None:
         # lazy: optional dependency (extra mlflow)
@@ -293,6 +330,13 @@ class TensorBoardTracker(Tracker):
             )
         self._writer()
         return not resuming
+
+    def where(self) -> dict[str, Any]:
+        return {
+            "kind": "tensorboard",
+            "logdir": str(self.path),
+            "message": f"TensorBoard logs in {self.path}: tensorboard --logdir {self.path}",
+        }
 
     def _writer(self) -> Any:
         if self.writer is None:
@@ -350,20 +394,32 @@ def attach(
     config: Mapping[str, Any],
     resuming: bool,
     build_report: Callable[[Path], Any] | None = None,
-) -> str | None:
-    """Open ``tracker`` and add it to ``observers``; a warning to emit when it cannot start
-    (an unreachable server ...): the run goes on without it. ``build_report``: how the report
-    it logs as an artifact is built, when the run has not built it (report/build.py's)."""
+) -> list[tuple[str, dict[str, Any]]]:
+    """Open ``tracker`` and add it to ``observers``; the events to emit: where it logs (a
+    ``tracking`` event: the MLflow run id and where to see it, issue 51), or a warning when
+    it cannot start (an unreachable server ...): the run goes on without it.
+    ``build_report``: how the report it logs as an artifact is built, when the run has not
+    built it (report/build.py's)."""
     if tracker is None:
-        return None
+        return []
     tracker.build_report = build_report
     try:
         tracker.open(run_dir, config, resuming)
     except Exception as exc:  # noqa: BLE001 - a tracker never stops a run
         tracker.close()
-        return f"tracking could not start ({type(exc).__name__}: {exc}); the run goes on without it"
+        warning = (
+            f"tracking could not start ({type(exc).__name__}: {exc}); the run goes on without it"
+        )
+        return [(ev.WARNING, {"message": warning})]
     observers.append(tracker)
-    return None
+    return [(ev.TRACKING, tracker.where())]
+
+
+def local_store(uri: str | None) -> bool:
+    """Whether an MLflow tracking URI names a folder on this machine (``file:`` or a path):
+    MLflow 3's file store, which needs ``MLFLOW_ALLOW_FILE_STORE=true``."""
+    u = str(uri or "")
+    return u.startswith("file:") or ("://" not in u and ("/" in u or u.startswith(".")))
 
 
 def _millis() -> int:

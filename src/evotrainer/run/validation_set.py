@@ -99,6 +99,20 @@ def resolve_validation(
     )
 
 
+def check_given(items: Sequence[object], name: str) -> None:
+    """Instances handed to the engine in memory (``CoEvolution(validation=..., training=...)``)
+    must be Instances: DataError naming the first that is not, and where examples as plain
+    mappings go."""
+    for i, item in enumerate(items):
+        if not isinstance(item, Instance):
+            raise DataError(
+                f"{name}[{i}] is a {type(item).__name__}, not an evotrainer.Instance: "
+                "examples as dicts (a DataFrame, a Hugging Face Dataset) go to "
+                "evotrainer.optimize(trainset=..., valset=...), which reads them with the "
+                "task's loader (docs/api.md)"
+            )
+
+
 def confirmation_note(n: int, asked: int, held: int) -> str:
     """The decision when the validation set is too small for ``validation.confirm``: how many
     are held out, why, and how many instances the full confirmation needs."""
@@ -126,6 +140,7 @@ def _resolve(
     columns: Mapping[str, str] | None = None,
 ) -> ValidationSet:
     if given is not None:
+        check_given(given, "validation")
         return ValidationSet(given, "given by caller", False, f"{len(given)} instances given")
     path = Path(cfg.data) if cfg.data else None
     if path is not None and path.exists():

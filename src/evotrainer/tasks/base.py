@@ -259,6 +259,17 @@ class WritesInstances(Protocol):
     def write_instances(self, path: Path, instances: Sequence[Instance]) -> str: ...
 
 
+@runtime_checkable
+class ReadsText(Protocol):
+    """An optional capability: an instance made of the bare input text a user holds (the
+    meeting task: a transcript of "Speaker: text" lines), with no reference, for calling a
+    policy on a text (``evotrainer.Policy``, ``evotrainer apply``). ``instance_id`` is its id.
+    A text the task cannot read raises DataError saying why. A task without it takes its
+    examples as records (mappings of its data format's fields) only."""
+
+    def text_instance(self, text: str, instance_id: str) -> Instance: ...
+
+
 def parse_rollout(task: Task, instance: Instance, rollout: Rollout) -> Any:
     """The ``parsed`` argument the reward components and the metric get for a rollout: None for
     a failed one, ``parse_episode`` for a task that judges whole episodes, else

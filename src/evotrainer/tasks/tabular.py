@@ -111,9 +111,10 @@ def _splits(folder: Path) -> list[str]:
         return []
 
 
-def _turns(text: Any) -> Any:
+def text_turns(text: Any) -> Any:
     """A dialogue text as turns: one per "Speaker: text" line; other lines continue the turn
-    before them (or are a turn of an unknown speaker)."""
+    before them (or are a turn of an unknown speaker). A value that is not a text is returned
+    as it is (the loader reports it)."""
     if not isinstance(text, str):
         return text
     turns: list[dict[str, str]] = []
@@ -162,7 +163,7 @@ def to_records(
             if src == ROW_ID:
                 value: Any = f"{name}-{i}"
             elif src.endswith(TURNS):
-                value = _turns(row.get(src.removesuffix(TURNS)))
+                value = text_turns(row.get(src.removesuffix(TURNS)))
             else:
                 value = row.get(src)
             _set(record, field, value)

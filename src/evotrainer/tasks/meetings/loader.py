@@ -10,6 +10,8 @@ One JSON object per line (blank lines are skipped)::
 Rules:
 - ``id`` and ``transcript`` are required; ``source`` defaults to the file's stem, ``references``
   and ``meta`` to empty objects. Reference fields may be a list of strings or one string.
+- ``transcript`` may also be one text of "Speaker: text" lines (a line without a speaker
+  continues the turn before it), split into turns as a table's ``:turns`` column is.
 - Free-form reference minutes, ``references.minutes`` (or a top-level ``minutes``), one text or
   a list of lines, are the most common reference people have: their non-empty lines are read as
   ``summary`` lines (ROUGE compares against them; action-item and decision metrics need the
@@ -39,6 +41,7 @@ from typing import Any
 from evotrainer.errors import DataError
 from evotrainer.tasks.meetings.generator import meeting_instance
 from evotrainer.tasks.meetings.schema import ActionItem, Meeting, Topic, Turn
+from evotrainer.tasks.tabular import text_turns
 from evotrainer.types import Instance
 
 __all__ = ["load_meetings", "load_instances", "save_meetings", "parse_meeting_record"]
@@ -126,9 +129,11 @@ def parse_meeting_record(obj: Any, default_source: str = "unknown") -> Meeting:
         raise _RecordError(f'"source" must be a string, got {type(source).__name__}')
     if "transcript" not in obj:
         raise _RecordError('missing "transcript"')
-    raw_turns = obj["transcript"]
+    raw_turns = text_turns(obj["transcript"])  # one text of "Speaker: text" lines, or turns
     if not isinstance(raw_turns, list):
-        raise _RecordError(f'"transcript" must be a list of turns, got {type(raw_turns).__name__}')
+        raise _RecordError(
+            f'"transcript" must be a list of turns or a text, got {type(raw_turns).__name__}'
+        )
     turns = []
     for i, t in enumerate(raw_turns):
         if not isinstance(t, dict):

@@ -12,7 +12,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from evotrainer.errors import ConfigError
+from evotrainer.errors import ConfigError, DataError
 from evotrainer.operators.base import FeedbackEdit
 from evotrainer.operators.vocabulary import InstructionVocabulary
 from evotrainer.policy.genome import PolicyGenome
@@ -26,7 +26,7 @@ from evotrainer.tasks.base import (
 )
 from evotrainer.tasks.meetings.features import MINUTES_FEATURES, human_reference_pool
 from evotrainer.tasks.meetings.generator import MeetingGenerator, meeting_instance
-from evotrainer.tasks.meetings.loader import load_instances, save_meetings
+from evotrainer.tasks.meetings.loader import load_instances, parse_meeting_record, save_meetings
 from evotrainer.tasks.meetings.metrics import EMPTY_REFERENCE_ITEMS, MinutesMetric, reference_text
 from evotrainer.tasks.meetings.parser import Minutes, parse_minutes
 from evotrainer.tasks.meetings.render import TRUNCATION_POLICIES, render_messages
@@ -118,6 +118,17 @@ class MeetingTask(BaseTask):
 
     def load(self, path: str | Path) -> list[Instance]:
         return load_instances(path)
+
+    def text_instance(self, text: str, instance_id: str) -> Instance:
+        """A transcript of "Speaker: text" lines as a meeting without references
+        (``tasks.base.ReadsText``: a policy called on a text)."""
+        if not text.strip():
+            raise DataError("the transcript is empty")
+        try:
+            meeting = parse_meeting_record({"id": instance_id, "transcript": text}, "input")
+        except ValueError as exc:
+            raise DataError(f"not a transcript: {exc}") from None
+        return meeting_instance(meeting)
 
     def write_instances(self, path: Path, instances: Sequence[Instance]) -> str:
         """Generated meetings as meetings JSONL with their ground truth, what ``load`` reads

@@ -1,0 +1,194 @@
+"""What a distillation trains on, as the harness decides it (issue 47; docs/distillation.md).
+
+- The data mix as harness genes (``distill.mix_genes``; their consumer is the distillation
+  step, engine/distill_step.py): the shares of human references (``distill_refs``), of
+  reward-filtered own answers (``distill_own``) and of context-distilled answers
+  (``distill_context``: the evolved prompt's answers trained under the short seed prompt, so
+  the weights learn what the long prompt asked for); ``distill_samples``, answers sampled per
+  instance at ``distill.sample_temperature`` and kept only when the harness's reward puts them
+  above the current weights' greedy answer (rejection sampling, as RFT / ReST); the epochs;
+  and ``distill_warm_start``, whether the next adapter also trains on the pairs the last kept
+  adapter learned (a rehearsal: the trainer cannot start LoRA from a GGUF adapter). Their trial
+  is ``distillation``: an outer-step trial that trains a small adapter under the variant's mix,
+  judged on s_val like every other trial (engine/trials.py).
+- References as training pairs (``reference_pairs``: the weights-first schedule's first
+  adapter, the ``sft_refs`` benchmark method, the references joining a later distillation).
+- Training targets that end within the answer cap (``cut_to_cap``): a reference longer than
+  ``model.max_tokens`` is cut at a sentence boundary, so the distilled model learns to stop.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from evotrainer.config.services import DistillConfig
+from evotrainer.distill.pairs import TrainingPair
+from evotrainer.harness.distill_pairs import Candidate
+from evotrainer.operators.fewshot import CHARS_PER_TOKEN
+from evotrainer.policy.genome import PolicyGenome
+from evotrainer.types import GeneSpec, Instance, Message
+
+TRIAL = "distillation"  # the trial kind that can measure a data-mix gene
+SHARES = ("distill_refs", "distill_own", "distill_context")
+GENES = (*SHARES, "distill_samples", "distill_epochs", "distill_warm_start")
+MAX_SAMPLES = 4
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+Render = Callable[[PolicyGenome, Instance], list[Message]]
+
+
+def mix_genes(d: DistillConfig) -> list[GeneSpec]:
+    """The data mix's declarations (none unless ``distill.enabled`` and ``distill.mix_genes``)."""
+    if not (d.enabled and d.mix_genes):
+        return []
+    epochs = min(8.0, max(1.0, d.epochs))
+    return [
+        GeneSpec("distill_refs", 0.5, 0, 1, step=0.25, trial=TRIAL,
+                 description="the share of human references in a distillation's pairs"),
+        GeneSpec("distill_own", 0.5, 0, 1, step=0.25, trial=TRIAL,
+                 description="the share of reward-filtered own answers"),
+        GeneSpec("distill_context", 0.0, 0, 1, step=0.25, trial=TRIAL,
+                 description="the share of context-distilled answers (the evolved prompt's "
+                 "answers under the short seed prompt)"),
+        GeneSpec("distill_samples", 0.0, 0, MAX_SAMPLES, step=1, trial=TRIAL,
+                 description="answers sampled per instance, kept when they beat the greedy one"),
+        GeneSpec("distill_epochs", epochs, 1, 8, step=1, trial=TRIAL,
+                 description="passes over a distillation's pairs"),
+        GeneSpec("distill_warm_start", 0.0, 0, 1, step=1, trial=TRIAL,
+                 description="1: the next adapter also trains on the last kept adapter's pairs"),
+    ]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Mix:
+    """One distillation's data mix, read from the harness's genes."""
+
+    refs: float
+    own: float
+    context: float
+    samples: int
+    epochs: float
+    warm_start: bool
+
+    @classmethod
+    def of(cls, genes: Mapping[str, float]) -> Mix | None:
+        """The mix the genes set; None when the run declares no data-mix gene (the fixed mix:
+        ``keep_share`` of the answers and ``real_share`` x them in references)."""
+        if "distill_refs" not in genes:
+            return None
+        return cls(
+            refs=float(genes["distill_refs"]),
+            own=float(genes["distill_own"]),
+            context=float(genes["distill_context"]),
+            samples=round(genes["distill_samples"]),
+            epochs=float(genes["distill_epochs"]),
+            warm_start=genes["distill_warm_start"] >= 0.5,
+        )
+
+    def counts(self, total: int) -> dict[str, int]:
+        """Pairs of each source for ``total`` pairs: the shares normalised (all 0: own
+        answers only)."""
+        shares = {"refs": self.refs, "own": self.own, "context": self.context}
+        s = sum(shares.values())
+        if s <= 0:
+            return {"refs": 0, "own": total, "context": 0}
+        out = {k: int(total * v / s) for k, v in shares.items()}
+        rest = total - sum(out.values())  # the largest remainders get the rounding
+        for k in sorted(shares, key=lambda k: -(total * shares[k] / s - out[k]))[:rest]:
+            out[k] += 1
+        return out
+
+
+def estimate_tokens(text: str) -> int:
+    """A tokenizer-free token count (the few-shot operator's: characters / 4)."""
+    return int(len(text) / CHARS_PER_TOKEN) + 1
+
+
+def cut_to_cap(text: str, max_tokens: int, count: Callable[[str], int] | None = None) -> str:
+    """``text`` if it fits ``max_tokens`` (by ``count``, default ``estimate_tokens``), else its
+    longest run of whole sentences (or lines) that fits; a first sentence that alone is too
+    long is cut after its last whole word that fits."""
+    count = count or estimate_tokens
+    text = text.strip()
+    if count(text) <= max_tokens:
+        return text
+    ends = [m.start() for m in SENTENCE_END.finditer(text)]
+    best = ""
+    for end in ends:
+        head = text[:end].rstrip()
+        if count(head) > max_tokens:
+            break
+        best = head
+    if best:
+        return best
+    words = text.split()
+    out: list[str] = []
+    for w in words:
+        if count(" ".join([*out, w])) > max_tokens:
+            break
+        out.append(w)
+    return " ".join(out)
+
+
+def reference_pairs(
+    policy: PolicyGenome,
+    pool: Sequence[Instance],
+    render: Render,
+    reference: Callable[[Instance], str | None],
+    max_pairs: int,
+    rng: random.Random | None = None,
+    cap: int | None = None,
+    count: Callable[[str], int] | None = None,
+) -> list[TrainingPair]:
+    """At most ``max_pairs`` (instance, human reference) pairs of ``pool`` in ``policy``'s
+    prompt (a random subset by ``rng`` when the pool is larger; in pool order without one);
+    with ``cap``, each reference cut to it (``cut_to_cap``)."""
+    with_refs = [(i, (reference(i) or "").strip()) for i in pool]
+    with_refs = [(i, t) for i, t in with_refs if t]
+    if rng is not None:
+        rng.shuffle(with_refs)
+    out = []
+    for inst, text in with_refs[:max_pairs]:
+        target = cut_to_cap(text, cap, count) if cap is not None else text
+        if target:
+            note = " (cut to the answer cap)" if target != text else ""
+            out.append(
+                TrainingPair(
+                    tuple(render(policy, inst)),
+                    target,
+                    source=f"human reference of {inst.id}{note}",
+                )
+            )
+    return out
+
+
+def better_than_greedy(
+    samples: Sequence[Candidate], greedy: Mapping[str, float]
+) -> list[Candidate]:
+    """The sampled answers whose reward beats their instance's greedy answer (``greedy``:
+    instance id -> reward; an instance without one keeps none)."""
+    return [c for c in samples if c.instance.id in greedy and c.reward > greedy[c.instance.id]]
+
+
+def context_pairs(
+    kept: Sequence[Candidate], seed: PolicyGenome, render: Render, n: int
+) -> list[TrainingPair]:
+    """The first ``n`` kept answers rendered under ``seed``'s (short) prompt: the evolved
+    prompt's behaviour distilled into the weights."""
+    return [
+        TrainingPair(
+            tuple(render(seed, c.instance)),
+            c.output,
+            source=f"context-distilled: policy {c.policy.id} on {c.instance.id} under "
+            f"{seed.id}, reward {c.reward:.3f}",
+        )
+        for c in kept[:n]
+    ]
+
+
+def shortest(policies: Sequence[PolicyGenome]) -> PolicyGenome:
+    """The policy with the shortest prompt (ties: the first)."""
+    return min(policies, key=lambda p: len(p.render()))

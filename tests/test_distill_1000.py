@@ -1,0 +1,84 @@
+"""The 1,000-call distill profile (issue 47) on the fake model with a fake training, at a tiny
+size: every method runs, the weights-first cells train on the references before generation 1,
+the outer loop acts (trials that train a small adapter), the ablations differ only as they
+should, and sft_refs_cpu trains longer than sft_refs."""
+
+from __future__ import annotations
+
+import json
+
+from benchmarks import common as C
+from benchmarks import profile, quality
+
+from tests.support import real_data, tiny_profile
+from tests.test_distill_profile import fake_training
+
+METHODS = (
+    "sft_refs",
+    "sft_refs_cpu",
+    "weights_prompts",
+    "weights_prompts_once",
+    "weights_prompts_frozen",
+    "weights_prompts_refs",
+    "weights_prompts_own",
+)
+# outer step every generation, distillations after generation 1 and every 1: the tiny budget
+# still sees every step
+TINY = tiny_profile(
+    "distill-1000",
+    260,
+    "n_gepa_train=2",
+    "distill_after=1",
+    "distill_every=1",
+    "outer_every=1",
+    "distill_trial_pairs=4",
+)
+
+
+def test_the_profile_acts_as_issue_47_asks():
+    prof = profile.load("distill-1000")
+    assert prof["budget"] == 1000 and prof["trial_generations"] > 0
+    assert prof["genes"] == "task" and prof["s_val_weights"] == "task"  # the readable defaults
+    assert set(METHODS) <= set(prof["methods"]) and prof["cut_targets"]
+
+
+def test_every_method_of_the_1000_call_profile_runs_on_the_fake_model(tmp_path, monkeypatch):
+    real_data("ami-train.jsonl")
+    trained = fake_training(monkeypatch)
+    cells = ",".join(f"{m}:0" for m in METHODS)
+    quality.main(
+        [
+            *("--model", C.FAKE_SPEC, "--results-dir", str(tmp_path / "res")),
+            *("--work-dir", str(tmp_path / "work"), *TINY, "--cells", cells),
+        ]
+    )
+    got = {p.stem: json.loads(p.read_text()) for p in (tmp_path / "res" / "cells").glob("*")}
+    assert {c: r["status"] for c, r in got.items() if c != "seeds"} == {
+        f"{m}-seed0": "ok" for m in METHODS
+    }, {c: r.get("error") for c, r in got.items()}
+    assert any(s and all(x.startswith("human reference") for x in s) for s in trained)
+
+    def details(m: str) -> dict:
+        return got[f"{m}-seed0"]["rows"][m]["details"]
+
+    full = details("weights_prompts")
+    cfg = full["engine_config"]
+    assert cfg["distill"]["schedule"] == "weights_first" and cfg["distill"]["mix_genes"]
+    assert cfg["outer"]["enabled"] and cfg["outer"]["trials"] == "rerun"
+    records = full["summary"]["distillations"]
+    assert records[0]["generation"] == 0 and records[0]["pairs"]["notes"][0].startswith(
+        "weights first"
+    )
+    assert full["outer_steps"] >= 1 and full["trial_generations"] > 0  # the outer loop acted
+    assert any(r.get("trial") for r in records)  # its trials trained small adapters
+    once = details("weights_prompts_once")["engine_config"]["distill"]
+    assert once["max_rounds"] == 1
+    frozen = details("weights_prompts_frozen")["engine_config"]
+    assert not frozen["outer"]["enabled"]
+    refs = details("weights_prompts_refs")["engine_config"]["harness"]["genes"]
+    own = details("weights_prompts_own")["engine_config"]["harness"]["genes"]
+    assert refs["distill_refs"]["initial"] == 1.0 and refs["distill_own"]["step"] == 0.0
+    assert own["distill_own"]["initial"] == 1.0 and own["distill_refs"]["initial"] == 0.0
+    assert details("sft_refs")["training"] is not None
+    summary = json.loads((tmp_path / "res" / "summary.json").read_text())
+    assert {"sft_refs", "sft_refs_cpu", "weights_prompts"} <= set(summary["training_cost"])

@@ -1,0 +1,240 @@
+"""Issue 47: the weights-first schedule, the distillation's data mix as harness genes (with
+their trial: a small adapter per outer-step trial) and training targets cut to the answer cap.
+Fakes as in tests/test_distill_run.py: a fake training that writes an adapter file, a fake
+model that answers better with an adapter."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from evotrainer.config import config_from_dict
+from evotrainer.distill.pairs import TrainingPair
+from evotrainer.engine.state import load_state_dict, state_dict
+from evotrainer.harness.distill_mix import (
+    GENES,
+    TRIAL,
+    Mix,
+    better_than_greedy,
+    cut_to_cap,
+    estimate_tokens,
+    mix_genes,
+    reference_pairs,
+)
+from evotrainer.harness.distill_pairs import Candidate
+from evotrainer.harness.genes import ENGINE_TRIALS, gene_table, initial_genes, movable
+from evotrainer.harness.genome import HarnessBounds, HarnessGenome
+from evotrainer.loops.outer import HarnessOptimizer
+from evotrainer.loops.rng import stream
+from evotrainer.loops.weakness import WeaknessReport
+from evotrainer.policy.archive import ArchiveEntry
+from evotrainer.policy.genome import PolicyGenome
+from evotrainer.types import Instance, Message
+from tests.test_distill_run import config, events, fake_training, run  # noqa: F401 - fixture
+
+LONG = " ".join(f"Sentence number {i} says what was decided about item {i}." for i in range(60))
+
+
+def test_a_reference_longer_than_the_cap_is_cut_at_a_sentence_boundary():
+    assert estimate_tokens(LONG) > 64
+    cut = cut_to_cap(LONG, 64)
+    assert estimate_tokens(cut) <= 64 and cut.endswith(".") and LONG.startswith(cut)
+    assert cut_to_cap("Short minutes.", 64) == "Short minutes."
+    # a tokenizer when present: any count function (here: words)
+    words = cut_to_cap(LONG, 30, count=lambda t: len(t.split()))
+    assert len(words.split()) <= 30 and words.endswith(".")
+    # one sentence alone too long: cut after the last whole word that fits
+    one = "word " * 200
+    assert 0 < estimate_tokens(cut_to_cap(one, 10)) <= 10
+
+
+def _inst(i: int) -> Instance:
+    return Instance(id=f"m{i}", payload={"text": f"meeting {i}"}, source="AMI")
+
+
+def _render(p: PolicyGenome, i: Instance) -> list[Message]:
+    return [Message("system", p.render()), Message("user", str(i.payload))]
+
+
+def test_reference_pairs_are_cut_to_the_cap_and_say_so():
+    pool = [_inst(i) for i in range(5)]
+    refs = {"m0": LONG, "m1": "Short.", "m2": "", "m3": "Fine minutes.", "m4": LONG}
+    p = PolicyGenome.from_text("Write minutes.")
+    pairs = reference_pairs(p, pool, _render, lambda i: refs[i.id], 3, cap=64)
+    assert [x.source for x in pairs] == [
+        "human reference of m0 (cut to the answer cap)",
+        "human reference of m1",
+        "human reference of m3",
+    ]
+    assert estimate_tokens(pairs[0].completion) <= 64
+    # without a cap and with a random order: as the sft_refs method always did
+    shuffled = reference_pairs(p, pool, _render, lambda i: refs[i.id], 64, rng=random.Random(1))
+    assert {x.completion for x in shuffled} == {LONG, "Short.", "Fine minutes."}
+
+
+def test_the_mix_splits_the_pairs_and_samples_must_beat_the_greedy_answer():
+    mix = Mix.of({"distill_refs": 0.5, "distill_own": 0.25, "distill_context": 0.25,
+                  "distill_samples": 2, "distill_epochs": 3, "distill_warm_start": 1})  # fmt: skip
+    assert mix is not None and mix.samples == 2 and mix.warm_start and mix.epochs == 3
+    assert mix.counts(16) == {"refs": 8, "own": 4, "context": 4}
+    assert sum(mix.counts(7).values()) == 7
+    assert Mix.of({"difficulty": 0.1}) is None  # no data-mix gene: the fixed mix
+    p = PolicyGenome.from_text("Write minutes.")
+    a, b = _inst(1), _inst(2)
+    samples = [Candidate(a, p, "x", 0.6), Candidate(a, p, "y", 0.4), Candidate(b, p, "z", 0.9)]
+    kept = better_than_greedy(samples, {"m1": 0.5})
+    assert [c.output for c in kept] == ["x"]  # m2 has no greedy answer: nothing to beat
+
+
+def _mix_config(**distill):
+    return config_from_dict({"distill": {"enabled": True, "mix_genes": True, **distill}}).distill
+
+
+def test_the_data_mix_is_declared_as_genes_with_the_distillation_trial():
+    assert mix_genes(config_from_dict({}).distill) == []  # off unless asked for
+    specs = mix_genes(_mix_config())
+    assert tuple(s.name for s in specs) == GENES
+    assert all(s.trial == TRIAL for s in specs)
+    cfg = config_from_dict({"distill": {"enabled": True, "mix_genes": True}})
+    table = gene_table(cfg.harness, cfg.outer, object(), False, extra=specs)
+    assert set(GENES) <= set(table)
+    assert not {g.name for g in movable(table, ENGINE_TRIALS)} & set(GENES)
+    assert set(GENES) <= {g.name for g in movable(table, ENGINE_TRIALS | {TRIAL})}
+    # the config may override one as any other gene
+    cfg2 = config_from_dict(
+        {"harness": {"genes": {"distill_samples": {"initial": 2}}}, "distill": cfg.distill}
+    )
+    t2 = gene_table(cfg2.harness, cfg2.outer, object(), False, extra=specs)
+    assert t2["distill_samples"].initial == 2
+
+
+def test_the_mix_genes_survive_rollback_reset_and_json():
+    cfg = config_from_dict(
+        {"outer": {"variants": 3, "reset_every": 2, "rollback_patience": 2}, "distill": {}}
+    )
+    table = gene_table(cfg.harness, cfg.outer, object(), False, extra=mix_genes(_mix_config()))
+    base = HarnessGenome({"completeness": 0.6, "format": 0.4}, initial_genes(table))
+    opt = HarnessOptimizer(
+        cfg.outer,
+        base,
+        HarnessBounds(1.0, table),
+        stream(0, "t"),
+        ("completeness", "format"),
+        trials=ENGINE_TRIALS | {TRIAL},
+    )
+    report = WeaknessReport(
+        s_val=0.2, s_val_by_length={}, train_reward=0.5, train_components={}, validation={}
+    )
+    variants = opt.ask(report)
+    moved = [v for v in variants if any(v.genes[g] != base.genes[g] for g in GENES)]
+    assert moved, "a random step moves a data-mix gene"
+    chosen = moved[0]
+    opt.tell([0.3 if v is chosen else 0.1 for v in variants])
+    reset = opt.ask(report)[0]
+    assert reset.operator == "reset" and all(reset.genes[g] == chosen.genes[g] for g in GENES)
+    opt.tell([0.3] * len(opt.pending))
+    archived = chosen.evolve("gaussian", genes={"distill_refs": 1.0})
+    opt.archive.add(ArchiveEntry(PolicyGenome.from_text("Write minutes."), archived, 0.5, 1, 1))
+    for s in (0.4, 0.3, 0.2):
+        back = opt.observe(s)
+    assert back is not None and opt.current.genes["distill_refs"] == 1.0
+    assert HarnessGenome.from_json(archived.to_json()) == archived
+
+
+@pytest.mark.usefixtures("fake_training")
+def test_weights_first_trains_on_the_references_before_generation_one(tmp_path):
+    cfg = config(
+        tmp_path, schedule="weights_first", after=2, every=1, max_rounds=3, cut_targets=True
+    )
+    co, res = run(tmp_path, cfg)
+    records = res.summary["distillations"]
+    first = records[0]
+    assert first["generation"] == 0 and first["kept"], first["why"]
+    assert first["pairs"]["references"] == first["pairs"]["pairs"] > 0
+    assert first["pairs"]["notes"][0].startswith("weights first:")
+    assert len(records) == 3  # then the usual cadence: after generations 2 and 3
+    assert [r["generation"] for r in records[1:]] == [2, 3]
+    started = [e for e in events(tmp_path / "run") if e["type"] == "distill_started"]
+    gens = [e for e in events(tmp_path / "run") if e["type"] == "generation"]
+    assert started[0]["generation"] == 0 and gens
+    # prompt evolution ran on the references' adapter: children bred on those weights
+    bred = [
+        p
+        for p in co.state.policies.values()
+        if p.adapter == first["adapter"] and p.lineage.operator != "distill"
+    ]
+    assert bred and min(p.lineage.generation for p in bred) == 1
+
+
+@pytest.mark.usefixtures("fake_training")
+def test_the_mix_genes_steer_a_distillation_and_survive_a_checkpoint(tmp_path):
+    cfg = config(tmp_path, mix_genes=True, every=1, max_rounds=2)
+    cfg = cfg.model_copy(
+        update={
+            "harness": cfg.harness.model_copy(
+                update={
+                    "genes": {
+                        **cfg.harness.genes,
+                        **config_from_dict(
+                            {
+                                "harness": {
+                                    "genes": {
+                                        "distill_refs": {"initial": 1.0},
+                                        "distill_own": {"initial": 0.0},
+                                        "distill_warm_start": {"initial": 1.0},
+                                    }
+                                }
+                            }
+                        ).harness.genes,
+                    }
+                }
+            )
+        }
+    )
+    co, res = run(tmp_path, cfg)
+    records = [r for r in res.summary["distillations"] if r["adapter"]]
+    assert records
+    assert all(r["pairs"]["references"] == r["pairs"]["pairs"] for r in records)
+    assert any("data mix 1.00/0.00/0.00" in n for n in records[0]["pairs"]["notes"])
+    s = co.state
+    assert s.harness.genes["distill_refs"] == 1.0
+    if any(r["kept"] for r in records):
+        assert s.distill_last_pairs
+        assert all(TrainingPair(**p) for p in s.distill_last_pairs)
+    data = state_dict(s, 0.0)
+    s.distill_last_pairs = []
+    load_state_dict(s, data, co.components.cfg)
+    assert s.harness.genes["distill_refs"] == 1.0
+    assert s.distill_last_pairs == data["distill"].get("last_pairs", [])
+
+
+@pytest.mark.usefixtures("fake_training")
+def test_an_outer_step_trial_trains_a_small_adapter_under_its_variant(tmp_path):
+    cfg = config(tmp_path, mix_genes=True, trial_pairs=4, after=3)
+    cfg = cfg.model_copy(
+        update={
+            "outer": cfg.outer.model_copy(
+                update={"enabled": True, "trials": "rerun", "every": 2, "variants": 1}
+            )
+        }
+    )
+    co, res = run(tmp_path, cfg)
+    trials = [r for r in res.summary["distillations"] if r.get("trial")]
+    assert trials, res.summary["distillations"]
+    assert all(r["trial"]["outer_step"] >= 1 for r in trials)
+    trained = [r for r in trials if r["adapter"]]
+    assert trained and all(r["pairs"]["pairs"] <= 4 for r in trained)
+    assert TRIAL in co.state.hopt.trials
+
+
+@pytest.mark.parametrize("trials", ["rerank", "rank"])
+def test_no_distillation_trial_without_rerun_trials(trials):
+    from evotrainer.engine.state import run_trials
+
+    cfg = config_from_dict(
+        {"outer": {"trials": trials}, "distill": {"enabled": True, "mix_genes": True}}
+    )
+    assert TRIAL not in run_trials(cfg)
+    rerun = cfg.model_copy(update={"outer": cfg.outer.model_copy(update={"trials": "rerun"})})
+    assert TRIAL in run_trials(rerun)
