@@ -35,6 +35,11 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+if __package__ in (None, ""):  # run as a script: the repository root on the path
+    sys.path.insert(0, str(REPO))
+
+from benchmarks.json_diff import differences  # noqa: E402
+
 # main before issue 49's benchmark runner and layout: the old quality.py/standard.py with
 # profiles as dicts, on an engine whose behaviour is this tree's (run state out of the
 # components, the dialogue's patience gene)
@@ -204,10 +209,10 @@ def cells(root: Path, work: Path, profiles: list[str]) -> dict[str, Any]:
 
 def normal(value: Any, work: Path) -> Any:
     """``value`` without the volatile keys (or any ``*_s``, a duration), the work directory's
-    path as ``WORK``, a date-time as ``TIME``."""
+    path as ``WORK``, a date-time as ``TIME``, a traceback as its exception line."""
     if isinstance(value, dict):
         return {
-            k: normal(v, work)
+            k: _last_line(v) if k == "traceback" else normal(v, work)
             for k, v in value.items()
             if k not in VOLATILE and not k.endswith("_s")
         }
@@ -219,39 +224,13 @@ def normal(value: Any, work: Path) -> Any:
     return value
 
 
-def differences(a: Any, b: Any, path: str = "") -> list[str]:
-    """Where two JSON values differ (dotted paths), one line per leaf."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        out = []
-        for k in sorted(set(a) | set(b)):
-            where = f"{path}.{k}" if path else str(k)
-            if k not in a or k not in b:
-                out.append(f"{where}: only in {'base' if k in a else 'this tree'}")
-            else:
-                out += differences(a[k], b[k], where)
-        return out
-    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        return [
-            d
-            for i, (x, y) in enumerate(zip(a, b, strict=True))
-            for d in differences(x, y, f"{path}[{i}]")
-        ]
-    if isinstance(a, str) and isinstance(b, str) and "\n" in a + b:
-        return _text_differences(a, b, path)
-    return [] if a == b else [f"{path}: {str(a)[:160]!r} != {str(b)[:160]!r}"]
-
-
-def _text_differences(a: str, b: str, path: str) -> list[str]:
-    """The first differing lines of two texts (a table)."""
-    x, y = a.splitlines(), b.splitlines()
-    out = [
-        f"{path}:{i + 1}: {p!r} != {q!r}"
-        for i, (p, q) in enumerate(zip(x, y, strict=False))
-        if p != q
-    ]
-    if len(x) != len(y):
-        out.append(f"{path}: {len(x)} lines != {len(y)} lines")
-    return out[:12]
+def _last_line(text: Any) -> Any:
+    """A traceback's exception line: its frames name the source tree's files and lines, which
+    differ between two trees by design (a failed cell, e.g. GEPA without the bench extra)."""
+    if not isinstance(text, str):
+        return text
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else text
 
 
 def compare(

@@ -28,6 +28,11 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+if __package__ in (None, ""):  # run as a script: the repository root on the path
+    sys.path.insert(0, str(REPO))
+
+from benchmarks.json_diff import differences  # noqa: E402
+
 # main after issue 46 changed the demo's behaviour on purpose (the seeds' decoding and loop-cut
 # genes, readability in s_val: docs/readability.md); before, f0e5cab (main before issue 34's
 # refactor), the base of issue 34's and every later refactor's check
@@ -91,26 +96,6 @@ def strip(value: Any) -> Any:
     if isinstance(value, list):
         return [strip(v) for v in value]
     return value
-
-
-def differences(a: Any, b: Any, path: str = "") -> list[str]:
-    """Where two JSON values differ (dotted paths), at most one line per leaf."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        out = []
-        for k in sorted(set(a) | set(b)):
-            where = f"{path}.{k}" if path else str(k)
-            if k not in a or k not in b:
-                out.append(f"{where}: only in {'base' if k in a else 'branch'}")
-            else:
-                out += differences(a[k], b[k], where)
-        return out
-    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        return [
-            d
-            for i, (x, y) in enumerate(zip(a, b, strict=True))
-            for d in differences(x, y, f"{path}[{i}]")
-        ]
-    return [] if a == b else [f"{path}: {a!r} != {b!r}"]
 
 
 def export_src(commit: str, into: Path) -> Path:

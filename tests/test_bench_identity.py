@@ -54,3 +54,23 @@ def test_only_the_changes_made_on_purpose_are_forgiven():
         "cells.distill/res/cells/weights_only-seed0.json.rows.weights_only.calls: '9' != '12'",
     ]
     assert bench_identity.unexpected(said + other) == other
+
+
+def test_a_failed_cell_compares_by_its_exception_not_its_frames():
+    """CI has no bench extra, so GEPA's cell fails under both trees with frames that name each
+    tree's files; the comparison keeps the exception line (stop 53's CI failure)."""
+    tb = 'Traceback (most recent call last):\n  File "{}", line {}, in run\n{}\n'
+    exc = "ModuleNotFoundError: No module named 'gepa'"
+    old = {"status": "failed", "traceback": tb.format("/tmp/base/quality.py", 881, exc)}
+    new = {"status": "failed", "traceback": tb.format("/repo/methods/external.py", 19, exc)}
+    work = bench_identity.REPO
+    assert (
+        bench_identity.differences(
+            bench_identity.normal(old, work), bench_identity.normal(new, work)
+        )
+        == []
+    )
+    other = {**new, "traceback": tb.format("/repo/x.py", 1, "ValueError: no")}
+    assert bench_identity.differences(
+        bench_identity.normal(old, work), bench_identity.normal(other, work)
+    ) == ["traceback: \"ModuleNotFoundError: No module named 'gepa'\" != 'ValueError: no'"]
