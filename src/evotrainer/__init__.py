@@ -7,10 +7,11 @@ script that needs one class start fast.
 
 from __future__ import annotations
 
-from importlib import import_module
 from importlib.resources import files
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from evotrainer.lazy import lazy_namespace
 
 if TYPE_CHECKING:  # the names, for type checkers and readers
     from evotrainer.api.policy import Policy
@@ -41,18 +42,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'evotrainer' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value  # once: later lookups do not come here
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
-
+__getattr__, __dir__ = lazy_namespace(__name__, _LAZY, globals())
 
 __all__ = [
     "CoEvolution",

@@ -13,8 +13,9 @@ from its module the first time it is used.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from evotrainer.lazy import lazy_namespace
 
 if TYPE_CHECKING:  # the names, for type checkers and readers
     from evotrainer.config.base import DEFAULT_TASK, TaskConfig
@@ -97,18 +98,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'evotrainer.config' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value  # once: later lookups do not come here
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
-
+__getattr__, __dir__ = lazy_namespace(__name__, _LAZY, globals())
 
 __all__ = [
     "BudgetConfig",
