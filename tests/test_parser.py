@@ -180,6 +180,23 @@ def test_placeholders_and_duplicates_are_dropped() -> None:
     assert m.title == "Meeting Minutes"
 
 
+def test_a_templates_blanks_are_not_action_items() -> None:
+    """Issue 46: evolved templates ("- <owner>: <task>") made the model copy their blanks and
+    "[insert action item here]" into its answers, and each counted as an action item."""
+    text = (
+        "Overview: the team chose a design.\nAction items:\n- <owner>: <task>\n"
+        "1. [insert action item here]\n2. Insert task here.\n- [Name]: [Task]\n- Owner: task\n"
+        "- {owner} - {task} (due <date>)\n(Add more action items as needed)\n"
+        "- Anna: send the report\n- Call [client] about the price\n- Insert the battery here"
+    )
+    got = [(a.owner, a.task) for a in parse_minutes(text).action_items]
+    assert got == [
+        ("Anna", "send the report"),
+        (None, "Call [client] about the price"),
+        (None, "Insert the battery here"),
+    ]
+
+
 def test_dialogue_echo_is_not_action_items() -> None:
     """A small model often continues the transcript: "Speaker: text" lines are not tasks."""
     text = "Tom Becker: Good morning everyone.\nMaria Lopez: Can we keep March 14?\nTom Becker: I'll send the report.\n"

@@ -52,6 +52,11 @@ from evotrainer.tasks.meetings.lines import (
     section_kind,
     strip_markdown,
 )
+from evotrainer.tasks.meetings.placeholders import (
+    PLACEHOLDER_OWNER,
+    PLACEHOLDER_TASK,
+    is_placeholder,
+)
 
 __all__ = ["Minutes", "ParsedActionItem", "parse_minutes", "parse_action_item"]
 
@@ -227,12 +232,6 @@ _NOT_OWNER = frozenset(
         "price",
     ]
 )
-_PLACEHOLDER_OWNER = frozenset(
-    {"name", "owner", "person", "who", "[name]", "<name>", "x", "someone"}
-)
-_PLACEHOLDER_TASK = frozenset(
-    {"task", "action", "todo", "to-do", "[task]", "<task>", "description", "item", "action item"}
-)
 
 
 def _is_name_like(owner: str) -> bool:
@@ -321,7 +320,9 @@ def _parse_action_item(text: str) -> ParsedActionItem | None:
         if owner is None:
             return None
         task = ""
-    if task.lower() in _PLACEHOLDER_TASK and (owner is None or owner.lower() in _PLACEHOLDER_OWNER):
+    if task.lower() in PLACEHOLDER_TASK and (owner is None or owner.lower() in PLACEHOLDER_OWNER):
+        return None
+    if is_placeholder(task):
         return None
     if owner is not None and owner.lower() in ("name", "owner", "[name]", "<name>"):
         owner = None
@@ -367,9 +368,9 @@ def _table_items(
         task = r[task_c] if task_c < len(r) else ""
         owner = r[owner_c] if owner_c is not None and owner_c < len(r) else None
         due = r[due_c] if due_c is not None and due_c < len(r) and due_c != task_c else None
-        if owner and owner.lower() in _PLACEHOLDER_OWNER:
+        if owner and owner.lower() in PLACEHOLDER_OWNER:
             owner = None
-        if not task or task.lower() in _PLACEHOLDER_TASK:
+        if not task or task.lower() in PLACEHOLDER_TASK:
             continue
         items.append(ParsedActionItem(owner=owner or None, task=task, due=due or None))
     return items, texts
