@@ -9,6 +9,7 @@ import random
 
 import pytest
 
+from evotrainer.coevolution import CoEvolution
 from evotrainer.config import config_from_dict
 from evotrainer.distill.pairs import TrainingPair
 from evotrainer.engine.state import load_state_dict, state_dict
@@ -25,13 +26,22 @@ from evotrainer.harness.distill_mix import (
 from evotrainer.harness.distill_pairs import Candidate
 from evotrainer.harness.genes import ENGINE_TRIALS, gene_table, initial_genes, movable
 from evotrainer.harness.genome import HarnessBounds, HarnessGenome
+from evotrainer.llm.fakes import FunctionLLM
 from evotrainer.loops.outer import HarnessOptimizer
 from evotrainer.loops.rng import stream
 from evotrainer.loops.weakness import WeaknessReport
 from evotrainer.policy.archive import ArchiveEntry
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.types import Instance, Message
-from tests.test_distill_run import config, events, fake_training, run  # noqa: F401 - fixture
+from tests.fake_meetings import RecordingMeetingTask, honest_minutes
+from tests.test_distill_run import (  # noqa: F401 - fixture
+    config,
+    events,
+    fake_training,
+    run,
+    strong_llm,
+    weak_llm,
+)
 
 LONG = " ".join(f"Sentence number {i} says what was decided about item {i}." for i in range(60))
 
@@ -238,3 +248,52 @@ def test_no_distillation_trial_without_rerun_trials(trials):
     assert TRIAL not in run_trials(cfg)
     rerun = cfg.model_copy(update={"outer": cfg.outer.model_copy(update={"trials": "rerun"})})
     assert TRIAL in run_trials(rerun)
+
+
+def _sampling_llm(task: RecordingMeetingTask) -> FunctionLLM:
+    """The weak model's half-minutes when greedy; whole minutes on every odd sample seed at a
+    temperature (a rejection sample that beats the greedy answer)."""
+    weak = weak_llm(task)
+
+    def answer(messages, params):
+        meeting = task.by_prompt.get(messages[-1].content)
+        if meeting is not None and params.temperature > 0 and (params.seed or 0) % 2:
+            return honest_minutes(meeting)
+        return weak.fn(messages, params)
+
+    return FunctionLLM(answer, model_id="fake:weak")
+
+
+@pytest.mark.usefixtures("fake_training")
+@pytest.mark.parametrize("samples", [0, 2])
+def test_rejection_samples_that_beat_the_greedy_answer_become_training_pairs(tmp_path, samples):
+    """distill_samples > 0 in a run: answers sampled at distill.sample_temperature whose reward
+    beats the greedy answer's join the own-answer pairs (here the whole minutes only a sample
+    writes); with 0 samples the pairs are greedy answers only. Each sample is a backend call."""
+    cfg = config(tmp_path, mix_genes=True, every=1, max_rounds=1)
+    genes = config_from_dict(
+        {
+            "harness": {
+                "genes": {
+                    "distill_refs": {"initial": 0.0},
+                    "distill_own": {"initial": 1.0},
+                    "distill_context": {"initial": 0.0},
+                    "distill_samples": {"initial": samples},
+                }
+            }
+        }
+    ).harness.genes
+    harness = cfg.harness.model_copy(update={"genes": {**cfg.harness.genes, **genes}})
+    cfg = cfg.model_copy(update={"harness": harness})
+    task = RecordingMeetingTask()
+    llm = _sampling_llm(task)
+    co = CoEvolution(cfg, task=task, llm=llm)
+    co._adapter_client = lambda sha: strong_llm(task)  # noqa: SLF001 - the fake serving stack
+    co.components.evaluator.adapters = co._adapter_client
+    res = co.run(tmp_path / "run")
+    record = next(r for r in res.summary["distillations"] if r["pairs"]["pairs"])
+    assert any(f"{samples} samples per instance" in n for n in record["pairs"]["notes"])
+    assert record["pairs"]["references"] == 0 and record["kept"], record["why"]
+    whole = {honest_minutes(m) for m in task.by_prompt.values()}
+    sampled = [p for p in co.state.distill_last_pairs if p["completion"] in whole]
+    assert bool(sampled) == (samples > 0)
