@@ -10,7 +10,7 @@ import random
 import pytest
 
 from evotrainer.coevolution import CoEvolution
-from evotrainer.config import config_from_dict
+from evotrainer.config import config_from_dict, load_config
 from evotrainer.distill.pairs import TrainingPair
 from evotrainer.engine.state import load_state_dict, state_dict
 from evotrainer.harness.distill_mix import (
@@ -32,8 +32,10 @@ from evotrainer.loops.rng import stream
 from evotrainer.loops.weakness import WeaknessReport
 from evotrainer.policy.archive import ArchiveEntry
 from evotrainer.policy.genome import PolicyGenome
+from evotrainer.run.estimate import distill_trials, distillation_rounds, estimate_calls
 from evotrainer.types import Instance, Message
 from tests.fake_meetings import RecordingMeetingTask, honest_minutes
+from tests.support import REPO
 from tests.test_distill_run import (  # noqa: F401 - fixture
     config,
     events,
@@ -297,3 +299,24 @@ def test_rejection_samples_that_beat_the_greedy_answer_become_training_pairs(tmp
     whole = {honest_minutes(m) for m in task.by_prompt.values()}
     sampled = [p for p in co.state.distill_last_pairs if p["completion"] in whole]
     assert bool(sampled) == (samples > 0)
+
+
+def test_the_call_estimate_counts_the_distillations_and_trial_adapters():
+    """The console's ~calls and ETA: configs/distill.yaml said ~275 and made 426 backend calls
+    on the embedded model (docs/demo.md, 2026-12-06; 8 selection and 6 confirmation meetings, 3
+    seeds), because the estimate left out the distillation rounds and the trials' adapters."""
+    cfg = load_config(REPO / "configs" / "distill.yaml")
+    assert distillation_rounds(cfg) == 2 and distill_trials(cfg)
+    est = estimate_calls(cfg, 8, 6, 3)
+    assert est.parts["distillations"] > 0
+    assert 0.8 <= est.total / 426 <= 1.25, est.to_json()
+    plain = cfg.model_copy(update={"distill": cfg.distill.model_copy(update={"enabled": False})})
+    assert (
+        distillation_rounds(plain) == 0
+        and "distillations" not in estimate_calls(plain, 8, 6, 3).parts
+    )
+    # prompts first, after generation 2 and every 1 more, at most 3 rounds, of 5 generations
+    d = cfg.distill.model_copy(
+        update={"schedule": "prompts_first", "after": 2, "every": 1, "max_rounds": 3}
+    )
+    assert distillation_rounds(cfg.model_copy(update={"distill": d})) == 3

@@ -8,7 +8,9 @@ never more expensive) and follows the engine's schedule: the first population on
 batch, the seeds' validation, every generation's children (with racing: a child meets
 ``inner.race_first`` batch instances first, about half of them the rest) and operator calls, the
 racing validation of the most promising members after each generation, the outer steps (trial
-runs and the validation of their bests), and at the end the final validation and the
+runs and the validation of their bests; with ``distill.mix_genes`` each trial's population scored
+again on its adapter), the distillation rounds (fresh answers, the population on the new weights,
+the validation of its best), and at the end the final validation and the
 confirmation of the winner and the best seed. It is an expectation, not a bound: racing and the
 cache make the real count lower, a task whose rollouts take several turns higher (its
 ``max_calls_per_rollout`` is counted as the cost of each rollout). ``budget.max_calls`` caps it,
@@ -178,10 +180,23 @@ def estimate_calls(
         bound = runs * full_run + (trials + 1) * s_val * c
     else:
         step_val = raced(s_val) * c  # the monitor's validation
+    if outer.enabled and distill_trials(cfg):
+        step_train += runs * P * T * c  # each trial's population scored again on its adapter
     if steps:
         parts["outer steps"] = math.ceil(steps * (step_train + step_val))
         kinds[TRAINING] += steps * step_train
         kinds[VALIDATION] += steps * step_val
+    rounds = distillation_rounds(cfg)
+    if rounds:
+        # per round: the best policy's fresh answers (none for the references' round), the
+        # population on the new weights scored on a batch, its best validated (raced)
+        first = int(cfg.distill.schedule == "weights_first")
+        fresh = (rounds - first) * cfg.distill.fresh_instances * c
+        scored = rounds * P * T * c
+        validated = rounds * cfg.distill.validate_top * raced(s_val) * c
+        parts["distillations"] = math.ceil(fresh + scored + validated)
+        kinds[TRAINING] += fresh + scored
+        kinds[VALIDATION] += validated
     parts["final validation and confirmation"] = (s_val + 2 * n_confirmation) * c
     final = (s_val + 2 * n_confirmation) * c
     cap = cfg.budget.max_calls
@@ -197,6 +212,28 @@ def estimate_calls(
         outer_every=outer.every if outer.enabled else 0,
         skip_unaffordable=outer.skip_unaffordable,
     )
+
+
+def distillation_rounds(cfg: RunConfig) -> int:
+    """The distillation rounds a run of ``cfg`` is due (``distill:``): the references' round
+    before generation 1 under ``weights_first``, then one after ``distill.after`` generations
+    and every ``distill.every`` more, at most ``distill.max_rounds`` in all."""
+    d, G = cfg.distill, cfg.inner.generations
+    if not d.enabled:
+        return 0
+    first = int(d.schedule == "weights_first")
+    after = sum(
+        1
+        for g in range(max(1, d.after), G + 1)
+        if g == d.after or (d.every and (g - d.after) % d.every == 0)
+    )
+    return min(d.max_rounds, first + after)
+
+
+def distill_trials(cfg: RunConfig) -> bool:
+    """Whether an outer step's trials train an adapter each (``distill.mix_genes`` under
+    ``outer.trials: rerun``)."""
+    return cfg.distill.enabled and cfg.distill.mix_genes and cfg.outer.trials == "rerun"
 
 
 def calls_text(backend: Any, cached: Any = 0, expected: Any = None) -> str:
