@@ -39,6 +39,7 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+FUZZ = os.environ.get("HYPOTHESIS_PROFILE") == "fuzz"
 
 cli = CliRunner()
 DEAD = dead_url()
@@ -303,6 +304,8 @@ def _damage(run: Path, damage) -> None:
         ck.write_text(json.dumps(doc))
 
 
+# each example resumes a run (~3 s): 10 in make test, the fuzz profile's 400 in make fuzz
+@settings(max_examples=400 if FUZZ else 10)
 @given(damage=checkpoint_damage())
 def test_resume_and_report_on_a_random_checkpoint_end_cleanly(killed_run, tmp_path_factory, damage):
     from evotrainer.errors import EvoTrainerError
@@ -379,6 +382,7 @@ def event_lines(draw, real: list[dict]) -> bytes:
     return b"\n".join(lines) + (b"\n" if lines and draw(st.booleans()) else b"")
 
 
+@settings(max_examples=400 if FUZZ else 10)
 @given(data=st.data())
 def test_report_on_a_random_events_file_never_crashes(finished_run, tmp_path_factory, data):
     from evotrainer.run.events import read_events
@@ -454,7 +458,7 @@ def test_eval_and_doctor_on_a_random_server_reply_end_cleanly(reply_server, repl
     _clean(cli.invoke(app, doctor))
 
 
-@settings(max_examples=60 if os.environ.get("HYPOTHESIS_PROFILE") == "fuzz" else 8)
+@settings(max_examples=60 if FUZZ else 8)
 @given(reply=server_replies())
 def test_run_on_a_random_server_reply_ends_cleanly(reply_server, tmp_path_factory, reply):
     reply_server.reply = reply

@@ -129,7 +129,7 @@ def test_code_gym_runs_on_the_embedded_model(tmp_path):
             "model": {"spec": "local:smollm2", "n_ctx": 2048, "max_tokens": 128},
             "task": {"name": "code", "turns": 2},
             "inner": {"population": 3, "elites": 1, "tasks_per_generation": 2, "generations": 1},
-            "validation": {"limit": 3, "confirm": 0},
+            "validation": {"limit": 2, "confirm": 0},
             "defences": {"terminal_share": 0.0},
         }
     )
