@@ -320,9 +320,7 @@ def _parse_action_item(text: str) -> ParsedActionItem | None:
         if owner is None:
             return None
         task = ""
-    if task.lower() in PLACEHOLDER_TASK and (owner is None or owner.lower() in PLACEHOLDER_OWNER):
-        return None
-    if is_placeholder(task):
+    if is_placeholder(task, owner):
         return None
     if owner is not None and owner.lower() in ("name", "owner", "[name]", "<name>"):
         owner = None

@@ -25,10 +25,13 @@ _INSERT_HERE = re.compile(
 _LABELS_ONLY = re.compile(r"^(\w+)\s*[:\-\u2013\u2014]\s*(\w+(?: \w+)?)$")
 
 
-def is_placeholder(task: str) -> bool:
-    """A template's blank, not a task: only bracketed slots and punctuation, "insert ...
-    here", or unfilled labels ("Owner: task"). Issue 46: evolved templates made the model copy
-    "1. [insert action item here]" into its answers, which counted as action items."""
+def is_placeholder(task: str, owner: str | None = None) -> bool:
+    """A template's blank, not an action item: a placeholder task without a real owner
+    ("Name: task"), only bracketed slots and punctuation, "insert ... here", or unfilled labels
+    ("Owner: task"). Issue 46: evolved templates made the model copy "1. [insert action item
+    here]" into its answers, which counted as action items."""
+    if task.lower() in PLACEHOLDER_TASK and (owner is None or owner.lower() in PLACEHOLDER_OWNER):
+        return True
     if _INSERT_HERE.match(task):
         return True
     m = _LABELS_ONLY.match(task)
