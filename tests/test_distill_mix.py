@@ -32,7 +32,7 @@ from evotrainer.loops.rng import stream
 from evotrainer.loops.weakness import WeaknessReport
 from evotrainer.policy.archive import ArchiveEntry
 from evotrainer.policy.genome import PolicyGenome
-from evotrainer.run.estimate import distill_trials, distillation_rounds, estimate_calls
+from evotrainer.run.estimate import distillation_rounds, estimate_calls
 from evotrainer.types import Instance, Message
 from tests.fake_meetings import RecordingMeetingTask, honest_minutes
 from tests.support import REPO
@@ -306,7 +306,7 @@ def test_the_call_estimate_counts_the_distillations_and_trial_adapters():
     on the embedded model (docs/demo.md, 2026-12-06; 8 selection and 6 confirmation meetings, 3
     seeds), because the estimate left out the distillation rounds and the trials' adapters."""
     cfg = load_config(REPO / "configs" / "distill.yaml")
-    assert distillation_rounds(cfg) == 2 and distill_trials(cfg)
+    assert distillation_rounds(cfg) == 2 and cfg.distill_trials()
     est = estimate_calls(cfg, 8, 6, 3)
     assert est.parts["distillations"] > 0
     assert 0.8 <= est.total / 426 <= 1.25, est.to_json()

@@ -127,6 +127,12 @@ class RunConfig(_Strict):
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
 
+    def distill_trials(self) -> bool:
+        """Whether an outer step's trials each train a small adapter (``distill.mix_genes``
+        under ``outer.trials: rerun``): the engine's distillation trial and its call estimate."""
+        d, o = self.distill, self.outer
+        return d.enabled and d.mix_genes and o.enabled and o.trials == "rerun"
+
 
 def merge_defaults(defaults: Any, data: dict[str, Any]) -> dict[str, Any]:
     """``data`` with the sections of ``defaults`` filled in where ``data`` leaves a key out

@@ -132,6 +132,16 @@ class DistillConfig(_Strict):
         "before training, so the distilled model learns to stop within the answer cap",
     )
 
+    def due_after(self, generation: int, rounds_done: int) -> bool:
+        """Whether a distillation round follows ``generation`` when ``rounds_done`` rounds
+        have run: the first after ``after`` generations, then every ``every`` more, at most
+        ``max_rounds`` in all (the engine's schedule and the call estimate's)."""
+        if not self.enabled or rounds_done >= self.max_rounds or generation < self.after:
+            return False
+        if generation == self.after:
+            return True
+        return bool(self.every) and (generation - self.after) % self.every == 0
+
 
 class TrackingConfig(_Strict):
     """An experiment tracker that follows the run's events (run/tracking.py): the config, each

@@ -64,12 +64,7 @@ from evotrainer.types import Instance, Lineage, Message, ScoreVector
 
 def distill_due_after(c: Components, s: RunState, generation: int) -> bool:
     """Whether a distillation round follows ``generation``."""
-    d = c.cfg.distill
-    if not d.enabled or s.distill_rounds >= d.max_rounds or generation < d.after:
-        return False
-    if generation == d.after:
-        return True
-    return bool(d.every) and (generation - d.after) % d.every == 0
+    return c.cfg.distill.due_after(generation, s.distill_rounds)
 
 
 SAMPLED = 8  # instances sampled without fresh ones (a trial's: at most this many)

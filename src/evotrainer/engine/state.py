@@ -131,8 +131,7 @@ def new_inner(c: Components, seeds: list[PolicyGenome]) -> PolicyOptimizer:
 def run_trials(cfg: RunConfig) -> frozenset[str]:
     """The trials the run can make: a generation's always; a distillation's (a trial that
     trains a small adapter, engine/trials.py) with the data-mix genes and rerun trials."""
-    d = cfg.distill
-    if d.enabled and d.mix_genes and cfg.outer.enabled and cfg.outer.trials == "rerun":
+    if cfg.distill_trials():
         return ENGINE_TRIALS | {DISTILL_TRIAL}
     return ENGINE_TRIALS
 

@@ -180,7 +180,7 @@ def estimate_calls(
         bound = runs * full_run + (trials + 1) * s_val * c
     else:
         step_val = raced(s_val) * c  # the monitor's validation
-    if outer.enabled and distill_trials(cfg):
+    if cfg.distill_trials():
         step_train += runs * P * T * c  # each trial's population scored again on its adapter
     if steps:
         parts["outer steps"] = math.ceil(steps * (step_train + step_val))
@@ -215,25 +215,14 @@ def estimate_calls(
 
 
 def distillation_rounds(cfg: RunConfig) -> int:
-    """The distillation rounds a run of ``cfg`` is due (``distill:``): the references' round
-    before generation 1 under ``weights_first``, then one after ``distill.after`` generations
-    and every ``distill.every`` more, at most ``distill.max_rounds`` in all."""
-    d, G = cfg.distill, cfg.inner.generations
-    if not d.enabled:
-        return 0
-    first = int(d.schedule == "weights_first")
-    after = sum(
-        1
-        for g in range(max(1, d.after), G + 1)
-        if g == d.after or (d.every and (g - d.after) % d.every == 0)
-    )
-    return min(d.max_rounds, first + after)
-
-
-def distill_trials(cfg: RunConfig) -> bool:
-    """Whether an outer step's trials train an adapter each (``distill.mix_genes`` under
-    ``outer.trials: rerun``)."""
-    return cfg.distill.enabled and cfg.distill.mix_genes and cfg.outer.trials == "rerun"
+    """The distillation rounds a run of ``cfg`` is due: the references' round before
+    generation 1 under ``weights_first``, then those ``DistillConfig.due_after`` schedules,
+    none after the last generation (coevolution.py)."""
+    d = cfg.distill
+    rounds = int(d.enabled and d.schedule == "weights_first")
+    for g in range(1, cfg.inner.generations):
+        rounds += d.due_after(g, rounds)
+    return rounds
 
 
 def calls_text(backend: Any, cached: Any = 0, expected: Any = None) -> str:
