@@ -97,6 +97,7 @@ CELLS: dict[str, list[str]] = {
     "scarce": ["--budget", "40", "--seeds", "1", "--n-test", "2", *TINY],
     "distill": ["--budget", "60", "--seeds", "1", "--n-test", "2", *TINY, *GEPA_2],
     "readable": ["--budget", "40", "--seeds", "1", "--n-test", "2", *TINY, *GEPA_2],
+    "readable-wide": ["--budget", "40", "--seeds", "1", "--n-test", "2", *TINY, *GEPA_2],
     "distill-readable": ["--budget", "60", "--seeds", "1", "--n-test", "2", *TINY, *GEPA_2],
     "dialogue": [
         *("--budget", "150", "--seeds", "1", "--n-test", "4", *TINY[:2]),

@@ -29,8 +29,9 @@ Profiles (benchmarks/profiles/NAME.yaml, each with the comment that says when an
             bootstrap interval over meetings. 1,024-token head_tail cut, 300 calls, 3 seeds.
             Runs cell by cell (method x seed) into a results directory: resumable, see
             benchmarks/cells/. Hours on a CPU.
-  long, scarce, distill, readable, distill-readable, dialogue: the standard profile's cells
-            for issues 11, 32, 31, 46 and 48 (docs/benchmarks.md and the docs they name).
+  long, scarce, distill, readable, readable-wide, distill-readable, dialogue: the standard
+            profile's cells for issues 11, 32, 31, 46 and 48 (docs/benchmarks.md and the docs
+            they name).
 
 Without the data files (../shared/data/meetings/) every split falls back to disjoint held-out
 synthetic meetings and the output says so.
