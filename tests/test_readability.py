@@ -220,6 +220,64 @@ def test_a_looped_answer_scores_lower_than_its_de_looped_version_in_reward_and_s
     assert res[looped.id].s_val < res[cut.id].s_val
 
 
+@pytest.mark.parametrize(
+    "span",
+    [
+        "2 paragraphs",
+        "1 paragraph",
+        "owner",
+        "task",
+        "action item 1",
+        "date",
+        "insert note",
+        "insert action item here",
+        "one paragraph: summary of the meeting",
+        "10 sentences",
+        "add more details about what happened in this step",
+    ],
+)
+def test_a_templates_slot_is_a_blank(span):
+    from evotrainer.tasks.meetings.placeholders import is_blank_span
+
+    assert is_blank_span(span)
+
+
+@pytest.mark.parametrize(
+    "span", ["1", "12:05", "Mike", "x", " ", "User Interface (B)", "... 189 turns omitted ..."]
+)
+def test_a_number_a_time_a_name_or_a_checked_box_is_not_a_blank(span):
+    """Read in the readable profile's test answers: "[1]" numbers a point, "[12:05]" is a time,
+    "- [x] task" a checked box; none is a template's slot."""
+    from evotrainer.tasks.meetings.placeholders import is_blank_span
+
+    assert not is_blank_span(span)
+
+
+def test_minutes_that_copy_their_templates_blanks_read_worse_in_reward_and_s_val():
+    """Issue 46: an evolved template's blanks ("[2 paragraphs]", "- <owner>: <task>") copied into
+    the answer counted as readable prose; the same minutes without them now score higher."""
+    from evotrainer.tasks.meetings.placeholders import blank_share
+
+    task = MeetingTask()
+    real = task.load(FIXTURE)[0]
+    blanks = MINUTES.replace("## Decisions\n", "## Decisions\n[2 paragraphs]\n") + (
+        "- <owner>: <task>\n"
+    )
+    assert blank_share(MINUTES) == 0.0
+    assert 0.0 < blank_share(blanks) < 0.5
+    metric = task.validation_metric()
+    with_blanks = metric.score(real, blanks, task.parse(blanks))["readability"]
+    without = metric.score(real, MINUTES, task.parse(MINUTES))["readability"]
+    assert with_blanks < without == 1.0
+    comp = task.reward_components()["non_repetition"]
+    scored = comp.score(real, blanks, None)
+    assert scored.score < comp.score(real, MINUTES, None).score
+    assert "template blank" in scored.feedback
+    # a checked box is an action item, not a blank
+    boxes = MINUTES.replace("- Marketing:", "- [x] Marketing:")
+    assert metric.score(real, boxes, task.parse(boxes))["readability"] == 1.0
+
+
 def test_no_default_gives_a_full_score_to_an_empty_or_repeated_answer():
     task = MeetingTask()
     real = task.load(FIXTURE)[0]

@@ -24,8 +24,9 @@ Row keys (``MinutesMetric.keys``):
   rapidfuzz near-misses) occur in one such line. None when the meeting has no reference decisions.
 - ``n_action_items``: the number of action items found in the minutes.
 - ``readability``: 1 for minutes as free of repetition as a person's, down to 0 for a loop, 0 for
-  fewer than 10 words (policy/repetition.py); s_val weighs it, so a looped answer scores lower
-  than its de-looped version. ``distinct4`` (share of distinct word 4-grams) and ``words`` are
+  fewer than 10 words (policy/repetition.py), times the share of sentences without a copied
+  template blank such as "[2 paragraphs]" (placeholders.minutes_readability); s_val weighs it,
+  so a looped answer scores lower than its de-looped version. ``distinct4`` (share of distinct word 4-grams) and ``words`` are
   reported beside it.
 
 ``aggregate(rows)`` is the mean of each key over the rows where it is not None. ``s_val`` combines
@@ -42,11 +43,12 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evotrainer.policy.repetition import MIN_CONTENT_WORDS, distinct_ngrams, readability, words
+from evotrainer.policy.repetition import MIN_CONTENT_WORDS, distinct_ngrams, words
 from evotrainer.tasks.base import combine_s_val
 from evotrainer.tasks.meetings.lines import strip_markdown
 from evotrainer.tasks.meetings.matching import match_action_items, reference_action_items
 from evotrainer.tasks.meetings.parser import Minutes, parse_minutes
+from evotrainer.tasks.meetings.placeholders import minutes_readability
 from evotrainer.tasks.meetings.rewards import meeting_aliases
 from evotrainer.tasks.meetings.schema import Meeting
 from evotrainer.tasks.meetings.words import content_stems, has_word
@@ -166,7 +168,7 @@ class MinutesMetric:
         text = output if isinstance(output, str) else ""
         m = parsed if isinstance(parsed, Minutes) else parse_minutes(text)
         row["n_action_items"] = float(len(m.action_items))
-        row["readability"] = readability(text)
+        row["readability"] = minutes_readability(text)
         row["distinct4"] = distinct_ngrams(text, 4)
         row["words"] = float(len(words(text)))
         content = len(words(text)) >= MIN_CONTENT_WORDS

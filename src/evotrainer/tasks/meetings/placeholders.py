@@ -1,11 +1,15 @@
 """A template's blanks in a model's answer: the slots an output template or the model's own
 habit puts where an action item's owner or task should be ("<owner>: <task>", "[insert action
-item here]", "Owner: task"). The parser (parser.py) drops an action item that is only a blank,
-so a copied template earns no action-item credit (issue 46)."""
+item here]", "Owner: task"), or where a paragraph should be ("[2 paragraphs]", "<one paragraph:
+summary of the meeting>"). The parser (parser.py) drops an action item that is only a blank,
+so a copied template earns no action-item credit; the meeting task's readability counts the
+sentences that hold a blank as unread (``blank_share``; issue 46)."""
 
 from __future__ import annotations
 
 import re
+
+from evotrainer.policy.repetition import readability, units, words
 
 PLACEHOLDER_OWNER = frozenset(
     {"name", "owner", "person", "who", "[name]", "<name>", "x", "someone"}
@@ -21,6 +25,20 @@ _INSERT_HERE = re.compile(
     r"details|text)\b.{0,20}\b(here|as needed)\W*$",
     re.I,
 )
+# the words a slot is written in: "[1 paragraph]", "<action item 1>", "[date]", "<one paragraph:
+# summary of the meeting>" (a bracketed span of these words and numbers only is a blank; "[1]",
+# "[12:05]", "[Mike]" are not)
+_SLOT_WORDS = (
+    PLACEHOLDER_OWNER
+    | PLACEHOLDER_TASK
+    | {"actions", "items", "tasks", "names", "owners", "people", "assignee", "deadline", "due"}
+    | {"date", "time", "topic", "topics", "decision", "decisions", "point", "points", "note"}
+    | {"notes", "details", "summary", "overview", "paragraph", "paragraphs", "sentence"}
+    | {"sentences", "word", "words", "line", "lines", "text", "here", "bullet", "list", "title"}
+    | {"one", "two", "three", "few", "short", "brief", "of", "the", "a", "an", "and", "or"}
+    | {"for", "per", "each", "in", "this", "meeting", "main", "key", "number", "etc"}
+)
+_SLOT_START = re.compile(r"^\W*(insert|enter|fill in|add|write|put)\b", re.I)
 # "Owner: task", "Name - Action item": a template's labels with nothing filled in
 _LABELS_ONLY = re.compile(r"^(\w+)\s*[:\-\u2013\u2014]\s*(\w+(?: \w+)?)$")
 
@@ -39,3 +57,40 @@ def is_placeholder(task: str, owner: str | None = None) -> bool:
         return True
     rest = _BRACKETED.sub("", task)
     return rest != task and not any(ch.isalnum() for ch in rest)
+
+
+def is_blank_span(inner: str) -> bool:
+    """The inside of a bracketed span is a template's slot: "insert/add/write ..." or only slot
+    words and numbers with at least one slot word ("1 paragraph", "action item 1", "date").
+    A one-letter span is not one: "- [x] task" is a checked box."""
+    if _SLOT_START.match(inner):
+        return True
+    w = words(inner)
+    if len(w) == 1 and len(w[0]) == 1:
+        return False
+    return (
+        bool(w)
+        and all(x in _SLOT_WORDS or x.isdigit() for x in w)
+        and not all(x.isdigit() for x in w)
+    )
+
+
+def has_blank(unit: str) -> bool:
+    """A sentence or line that holds a template's blank: a bracketed slot or "insert ... here"."""
+    if _INSERT_HERE.match(unit):
+        return True
+    return any(is_blank_span(m.group(0)[1:-1]) for m in _BRACKETED.finditer(unit))
+
+
+def blank_share(text: str) -> float:
+    """The share of the sentences and lines of ``text`` that hold a template's blank (0 for a
+    text without any)."""
+    us = units(text)
+    return sum(1 for u in us if has_blank(u)) / len(us) if us else 0.0
+
+
+def minutes_readability(text: str) -> float:
+    """The meeting task's readability: policy/repetition.py's ``readability`` times the share of
+    sentences and lines without a template's blank, so minutes that copy "[2 paragraphs]" or
+    "- <owner>: <task>" from their template score lower than the same minutes without them."""
+    return readability(text) * (1.0 - blank_share(text))

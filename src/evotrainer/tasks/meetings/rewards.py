@@ -41,7 +41,8 @@ Components (``component_registry()``):
   for copying the transcript (share of 5-grams found verbatim in it above 50 %) and for
   repetition loops (share of repeated 5-grams above 20 %).
 - ``non_repetition``: the answer's readability (policy/repetition.py): 1 for minutes as free of
-  repetition as a person's, falling to 0 for a loop; 0 for fewer than 10 words.
+  repetition as a person's, falling to 0 for a loop; 0 for fewer than 10 words; times the share
+  of sentences without a copied template blank (placeholders.minutes_readability).
 - ``faithfulness``: share of the minutes' names (capitalised words not at sentence start) and
   numbers, plus action-item owners, that occur in the transcript (instruction words such as
   "Meeting", "Minutes", "Action" are ignored); times a grounding factor (share of content words
@@ -63,7 +64,6 @@ from evotrainer.policy.repetition import (
     LOOP_DISTINCT4,
     MIN_CONTENT_WORDS,
     distinct_ngrams,
-    readability,
     repeated_unit_share,
     words,
 )
@@ -81,6 +81,7 @@ from evotrainer.tasks.meetings.matching import (
     owner_canon,
     reference_action_items,
 )
+from evotrainer.tasks.meetings.placeholders import blank_share, minutes_readability
 from evotrainer.tasks.meetings.schema import Meeting
 from evotrainer.tasks.meetings.words import (
     GROUP_OWNERS,
@@ -332,18 +333,22 @@ class Conciseness(_Component):
 class NonRepetition(_Component):
     name = "non_repetition"
     description = (
-        "minutes that do not repeat themselves: distinct word 4-grams and sentences said once "
-        "(policy/repetition.py's readability; 0 for fewer than 10 words)"
+        "minutes that do not repeat themselves: distinct word 4-grams and sentences said once, "
+        "none of them a copied template blank such as '[2 paragraphs]' (the meeting task's "
+        "readability; 0 for fewer than 10 words)"
     )
 
     def score(self, instance: Instance, output: str, parsed: Any) -> ComponentScore:
-        value = readability(output)
+        value = minutes_readability(output)
         if len(words(output)) < MIN_CONTENT_WORDS:
             return ComponentScore(self.name, 0.0, "no content (fewer than 10 words)")
         d4, rep = distinct_ngrams(output, 4), repeated_unit_share(output)
         notes = [f"{d4:.0%} distinct 4-grams"]
         if rep:
             notes.append(f"{rep:.0%} of the sentences repeat an earlier one")
+        blanks = blank_share(output)
+        if blanks:
+            notes.append(f"{blanks:.0%} of the sentences hold a template blank")
         if value < 1.0:
             notes.append("a repetition loop" if d4 < LOOP_DISTINCT4 else "repetitive")
         return ComponentScore(self.name, value, "; ".join(notes))
