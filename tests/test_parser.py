@@ -197,6 +197,21 @@ def test_a_templates_blanks_are_not_action_items() -> None:
     ]
 
 
+def test_a_tables_blanks_and_a_bracketed_owner_follow_the_same_rule() -> None:
+    """The table path and the line path share one placeholder rule: a row whose task is a blank
+    goes, a label for an owner ("[Owner]", "<who>") is no owner."""
+    text = (
+        "Action items:\n| Owner | Task |\n|---|---|\n| <owner> | Send the slides |\n"
+        "| Anna | [insert action item here] |\n| Tom | <task> |\n| Bea | Book the room |\n"
+    )
+    got = [(a.owner, a.task) for a in parse_minutes(text).action_items]
+    assert got == [(None, "Send the slides"), ("Bea", "Book the room")]
+    assert parse_action_item("Someone: send the slides") == ParsedActionItem(
+        None, "send the slides"
+    )
+    assert parse_action_item("<who>: book the room").owner is None
+
+
 def test_dialogue_echo_is_not_action_items() -> None:
     """A small model often continues the transcript: "Speaker: text" lines are not tasks."""
     text = "Tom Becker: Good morning everyone.\nMaria Lopez: Can we keep March 14?\nTom Becker: I'll send the report.\n"

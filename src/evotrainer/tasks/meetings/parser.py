@@ -52,11 +52,7 @@ from evotrainer.tasks.meetings.lines import (
     section_kind,
     strip_markdown,
 )
-from evotrainer.tasks.meetings.placeholders import (
-    PLACEHOLDER_OWNER,
-    PLACEHOLDER_TASK,
-    is_placeholder,
-)
+from evotrainer.tasks.meetings.placeholders import is_placeholder, is_placeholder_owner
 
 __all__ = ["Minutes", "ParsedActionItem", "parse_minutes", "parse_action_item"]
 
@@ -322,7 +318,7 @@ def _parse_action_item(text: str) -> ParsedActionItem | None:
         task = ""
     if is_placeholder(task, owner):
         return None
-    if owner is not None and owner.lower() in ("name", "owner", "[name]", "<name>"):
+    if owner is not None and is_placeholder_owner(owner):
         owner = None
     return ParsedActionItem(owner=owner or None, task=task, due=due or None)
 
@@ -366,9 +362,9 @@ def _table_items(
         task = r[task_c] if task_c < len(r) else ""
         owner = r[owner_c] if owner_c is not None and owner_c < len(r) else None
         due = r[due_c] if due_c is not None and due_c < len(r) and due_c != task_c else None
-        if owner and owner.lower() in PLACEHOLDER_OWNER:
+        if owner and is_placeholder_owner(owner):
             owner = None
-        if not task or task.lower() in PLACEHOLDER_TASK:
+        if not task or is_placeholder(task, owner):
             continue
         items.append(ParsedActionItem(owner=owner or None, task=task, due=due or None))
     return items, texts

@@ -43,12 +43,18 @@ _SLOT_START = re.compile(r"^\W*(insert|enter|fill in|add|write|put)\b", re.I)
 _LABELS_ONLY = re.compile(r"^(\w+)\s*[:\-\u2013\u2014]\s*(\w+(?: \w+)?)$")
 
 
+def is_placeholder_owner(owner: str) -> bool:
+    """An owner that is a template's label, not a person: "Name", "owner", "[Owner]", "<who>"."""
+    o = owner.strip().lower()
+    return o in PLACEHOLDER_OWNER or o.strip("<>[]{}() ") in PLACEHOLDER_OWNER
+
+
 def is_placeholder(task: str, owner: str | None = None) -> bool:
     """A template's blank, not an action item: a placeholder task without a real owner
     ("Name: task"), only bracketed slots and punctuation, "insert ... here", or unfilled labels
     ("Owner: task"). Issue 46: evolved templates made the model copy "1. [insert action item
     here]" into its answers, which counted as action items."""
-    if task.lower() in PLACEHOLDER_TASK and (owner is None or owner.lower() in PLACEHOLDER_OWNER):
+    if task.lower() in PLACEHOLDER_TASK and (owner is None or is_placeholder_owner(owner)):
         return True
     if _INSERT_HERE.match(task):
         return True
