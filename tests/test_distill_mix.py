@@ -309,12 +309,13 @@ def test_the_call_estimate_counts_the_distillations_and_trial_adapters():
     assert distillation_rounds(cfg) == 2 and cfg.distill_trials()
     est = estimate_calls(cfg, 8, 6, 3)
     assert est.parts["distillations"] > 0
+    # the returned policy's adapter effect: it and its twin without the adapter, on both parts
+    assert est.parts["adapter effect"] == 2 * (8 + 6)
     assert 0.8 <= est.total / 426 <= 1.25, est.to_json()
     plain = cfg.model_copy(update={"distill": cfg.distill.model_copy(update={"enabled": False})})
-    assert (
-        distillation_rounds(plain) == 0
-        and "distillations" not in estimate_calls(plain, 8, 6, 3).parts
-    )
+    plain_parts = estimate_calls(plain, 8, 6, 3).parts
+    assert distillation_rounds(plain) == 0
+    assert "distillations" not in plain_parts and "adapter effect" not in plain_parts
     # prompts first, after generation 2 and every 1 more, at most 3 rounds, of 5 generations
     d = cfg.distill.model_copy(
         update={"schedule": "prompts_first", "after": 2, "every": 1, "max_rounds": 3}

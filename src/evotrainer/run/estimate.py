@@ -11,7 +11,8 @@ racing validation of the most promising members after each generation, the outer
 runs and the validation of their bests; with ``distill.mix_genes`` each trial's population scored
 again on its adapter), the distillation rounds (fresh answers, the population on the new weights,
 the validation of its best), and at the end the final validation and the
-confirmation of the winner and the best seed. It is an expectation, not a bound: racing and the
+confirmation of the winner and the best seed, and (with distillation) the returned policy
+validated again without its adapter. It is an expectation, not a bound: racing and the
 cache make the real count lower, a task whose rollouts take several turns higher (its
 ``max_calls_per_rollout`` is counted as the cost of each rollout). ``budget.max_calls`` caps it,
 and the estimate then says what the cap buys: the generations and outer steps it pays for, spent
@@ -199,6 +200,12 @@ def estimate_calls(
         kinds[VALIDATION] += validated
     parts["final validation and confirmation"] = (s_val + 2 * n_confirmation) * c
     final = (s_val + 2 * n_confirmation) * c
+    if rounds:
+        # a winner on an adapter is validated again with and without it, on the selection and
+        # the confirmation part (engine/distill_step.adapter_effect; skipped when the calls
+        # have run out, so not held back for)
+        parts["adapter effect"] = 2 * (s_val + n_confirmation) * c
+        kinds[VALIDATION] += parts["adapter effect"]
     cap = cfg.budget.max_calls
     return CallEstimate(
         {k: int(v) for k, v in parts.items()},
