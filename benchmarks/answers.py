@@ -12,12 +12,20 @@ evaluation of a new run stores it as it goes).
 
     python benchmarks/answers.py benchmarks/results/quality-long          # backfill + table
     python benchmarks/answers.py benchmarks/results/quality-long --examples 2
+
+``--rescore-into DIR`` copies the results directory to DIR and scores every stored answer again
+with the meeting metric of this tree (the profile's s_val weights and empty-reference rule),
+without a model call: what a table says under scoring rules changed since the cells ran (issue
+46: a copied template blank is neither an action item nor readable). The source is not touched.
+
+    python benchmarks/answers.py benchmarks/results/quality-readable --rescore-into /tmp/rescored
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,7 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks import common as C  # noqa: E402
 from benchmarks import stats  # noqa: E402
 from benchmarks.cells.answers import DEDUP_KEY, rouge_l_dedup  # noqa: E402
+from benchmarks.cells.scoring import SCORE_KEYS  # noqa: E402
 from benchmarks.cells.summary import aggregate  # noqa: E402
+from evotrainer.evaluation.validation import combine_s_val  # noqa: E402
+from evotrainer.tasks.meetings.metrics import MinutesMetric  # noqa: E402
 from evotrainer.tasks.meetings.task import MeetingTask  # noqa: E402
 
 
@@ -61,6 +72,37 @@ def backfill(results: Path) -> int:
     if done:
         C.write_json(path, scores)
     return done
+
+
+def rescore(results: Path, into: Path) -> int:
+    """Copy ``results`` to ``into`` and score every stored answer there again with this tree's
+    meeting metric; returns how many rows changed their s_val."""
+    if into.exists():
+        raise SystemExit(f"{into} exists: --rescore-into writes a new directory")
+    shutil.copytree(results, into)
+    compared = json.loads((into / "settings.json").read_text())["compared"]
+    weights = compared["s_val_weights"]
+    metric = MinutesMetric(empty_reference=compared["settings"]["empty_reference_items"])
+    task = MeetingTask(max_input_tokens=10**6)
+    path = into / "test" / "scores.json"
+    scores = json.loads(path.read_text())
+    changed = 0
+    for name, info in compared["data"]["test"].items():
+        src = C.resolve(info["source"])
+        if src is None or not src.is_file():
+            raise SystemExit(f"{info['source']} not found: test set {name} cannot be rescored")
+        meetings = {i.id: i for i in task.load(src)}
+        for mid, by_pid in scores.get(name, {}).items():
+            for row in by_pid.values():
+                if row.get("error"):
+                    continue
+                out = str(row.get("output") or "")
+                new = metric.score(meetings[mid], out, task.parse(out))
+                s_val = combine_s_val(new, weights)
+                changed += abs(s_val - row["s_val"]) > 1e-9
+                row.update({k: new.get(k) for k in SCORE_KEYS["meetings"]}, s_val=s_val)
+    C.write_json(path, scores)
+    return changed
 
 
 def table(summary: dict[str, Any], pooled: str = "all") -> str:
@@ -105,7 +147,17 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("results", type=Path)
     ap.add_argument("--examples", type=int, default=0, help="answers shown per method")
+    ap.add_argument(
+        "--rescore-into",
+        type=Path,
+        metavar="DIR",
+        help="copy the results to DIR and score the stored answers again with this tree's metric",
+    )
     args = ap.parse_args(argv)
+    if args.rescore_into:
+        n = rescore(args.results, args.rescore_into)
+        C.log(f"{n} stored answers changed their s_val under this tree's metric")
+        args.results = args.rescore_into
     n = backfill(args.results)
     C.log(f"{n} answers given their {DEDUP_KEY}")
     summary = aggregate(args.results)

@@ -694,3 +694,20 @@ def test_the_readable_profile_gives_every_method_the_same_genes_and_reads_the_an
     quality.main(["--table", str(tmp_path / "res")])
     out = capsys.readouterr().out
     assert "| method | distinct-4 | loop share | words | ROUGE-L | ROUGE-L dedup |" in out
+
+    # the stored answers scored again with this tree's metric, into a copy (no model call)
+    from benchmarks import answers as answers_cli
+
+    path = tmp_path / "res" / "test" / "scores.json"
+    stored = json.loads(path.read_text())
+    row = next(iter(next(iter(stored["ami-dev"].values())).values()))
+    truth = row["s_val"]
+    row["s_val"] = 0.999  # as if scored under another rule
+    path.write_text(json.dumps(stored))
+    answers_cli.main([str(tmp_path / "res"), "--rescore-into", str(tmp_path / "again")])
+    again = json.loads((tmp_path / "again" / "test" / "scores.json").read_text())
+    first = next(iter(next(iter(again["ami-dev"].values())).values()))
+    assert first["s_val"] == pytest.approx(truth) and json.loads(path.read_text()) == stored
+    assert "| evotrainer |" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="exists"):
+        answers_cli.main([str(tmp_path / "res"), "--rescore-into", str(tmp_path / "again")])
