@@ -122,7 +122,7 @@ class Trained:
     def to_dict(self):
         return dict(self._result)
 
-def train_adapter(pairs, settings, out_dir, progress=None, base_path=None):
+def train_adapter(pairs, settings, out_dir, progress=None, base_path=None, start_from=None):
     data = json.dumps([p.source for p in pairs]).encode()
     sha = hashlib.sha256(data).hexdigest()
     Path(out_dir).mkdir(parents=True, exist_ok=True)

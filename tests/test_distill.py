@@ -270,6 +270,35 @@ def test_no_pair_that_fits_is_a_distill_error(tmp_path):
 @pytest.mark.slow
 @needs_distill
 @needs_model
+def test_an_adapter_read_back_is_the_one_trained_and_a_warm_start_begins_there(
+    trained, exported, tmp_path
+):
+    """distill_warm_start: the exported file read back gives the trained A and B (the rotary
+    permutation of q and k undone), and a training started from it begins at its loss, not
+    at the base model's."""
+    from dataclasses import replace
+
+    from evotrainer.distill.export import load_lora_tensors, lora_tensors, read_gguf_adapter
+    from evotrainer.distill.train import train_adapter
+
+    lora, _ = trained
+    back = read_gguf_adapter(exported[0], lora.model.get_base_model().config)
+    want = lora_tensors(lora.model)
+    assert sorted(back) == sorted(want)
+    for name, (a, b) in want.items():
+        np.testing.assert_array_equal(back[name][0], a)
+        np.testing.assert_array_equal(back[name][1], b)
+    name, (a, b) = next(iter(back.items()))
+    with pytest.raises(DistillError, match="another rank"):
+        load_lora_tensors(lora.model, {name: (a[:2], b[:, :2])})
+    warm = train_adapter(_pairs(), replace(SETTINGS, steps=1), tmp_path, start_from=exported[0])
+    assert warm.started_from == exported[0].name
+    assert warm.losses[0] < lora.losses[0] / 2  # where the trained adapter ended
+
+
+@pytest.mark.slow
+@needs_distill
+@needs_model
 def test_exported_file_is_a_llama_cpp_lora_adapter(exported, trained):
     import gguf
 

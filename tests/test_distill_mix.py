@@ -6,6 +6,7 @@ model that answers better with an adapter."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
@@ -179,8 +180,10 @@ def test_weights_first_trains_on_the_references_before_generation_one(tmp_path):
     assert bred and min(p.lineage.generation for p in bred) == 1
 
 
-@pytest.mark.usefixtures("fake_training")
-def test_the_mix_genes_steer_a_distillation_and_survive_a_checkpoint(tmp_path):
+def test_the_mix_genes_steer_a_distillation_and_survive_a_checkpoint(
+    tmp_path,
+    fake_training,  # noqa: F811 - the fixture imported above
+):
     cfg = config(tmp_path, mix_genes=True, every=1, max_rounds=2)
     cfg = cfg.model_copy(
         update={
@@ -219,6 +222,11 @@ def test_the_mix_genes_steer_a_distillation_and_survive_a_checkpoint(tmp_path):
     load_state_dict(s, data, co.components.cfg)
     assert s.harness.genes["distill_refs"] == 1.0
     assert s.distill_last_pairs == data["distill"].get("last_pairs", [])
+    # distill_warm_start 1: the second adapter starts from the weights of the first (kept, so
+    # the best policy carries it); the first is trained from scratch
+    assert records[0]["kept"] and len(fake_training.starts) == 2
+    starts = [None if x is None else Path(x).stem for x in fake_training.starts]
+    assert starts == [None, records[0]["adapter"]]
 
 
 @pytest.mark.usefixtures("fake_training")

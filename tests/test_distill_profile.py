@@ -22,7 +22,7 @@ def fake_training(monkeypatch) -> list[list[str]]:
     the benchmark's fake model (the same answers: the plumbing is what is tested)."""
     trained: list[list[str]] = []
 
-    def train_adapter(pairs, settings, out_dir, progress=None, base_path=None):
+    def train_adapter(pairs, settings, out_dir, progress=None, base_path=None, start_from=None):
         sources = [p.source for p in pairs]
         data = json.dumps(sources).encode()
         sha = hashlib.sha256(data).hexdigest()

@@ -43,17 +43,25 @@ def strong_llm(task: RecordingMeetingTask) -> FunctionLLM:
     return FunctionLLM(answer, model_id="fake:strong")
 
 
+class _Calls(list):
+    def __init__(self) -> None:
+        super().__init__()
+        self.starts: list[Path | None] = []
+
+
 @pytest.fixture()
 def fake_training(monkeypatch):
-    """train_adapter writes a file of the pairs' text, named by its hash; records the calls."""
-    calls: list[int] = []
+    """train_adapter writes a file of the pairs' text, named by its hash; records the calls
+    (the pairs' count) and, in ``calls.starts``, the adapter file each started from."""
+    calls = _Calls()
 
-    def train(pairs, settings, out_dir, progress=None):
+    def train(pairs, settings, out_dir, progress=None, start_from=None):
         data = json.dumps([p.to_dict() for p in pairs]).encode()
         sha = hashlib.sha256(data).hexdigest()
         Path(out_dir).mkdir(parents=True, exist_ok=True)
         (Path(out_dir) / f"{sha}.gguf").write_bytes(data)
         calls.append(len(pairs))
+        calls.starts.append(start_from)
         if progress is not None:
             progress(type("P", (), {"step": 1, "steps": 1, "loss": 1.0, "tokens_per_s": 1.0,
                                     "eta_s": 0.0})())  # fmt: skip

@@ -10,6 +10,10 @@ The file holds ``general.type = adapter``, ``general.architecture`` of the base 
 transformers undoes llama.cpp's rotary permutation of the Q and K weights when it loads a GGUF,
 so the peft model's q_proj / k_proj are in Hugging Face's row order; the converter permutes
 them back, and so do we: the rows of B (the output side) of attn_q and attn_k, A unchanged.
+
+``read_gguf_adapter`` is the inverse, for a warm start (``distill_warm_start``): the tensors of
+an adapter file by Hugging Face module name, B's rows of attn_q and attn_k put back in Hugging
+Face's order, so ``load_lora_tensors`` can set them into a peft model of the same rank.
 """
 
 from __future__ import annotations
@@ -85,6 +89,96 @@ def gguf_tensors(tensors: dict[str, tuple[Any, Any]], config: Any) -> list[tuple
         out.append((f"{base}.lora_a", np.ascontiguousarray(a, dtype=np.float32)))
         out.append((f"{base}.lora_b", np.ascontiguousarray(b, dtype=np.float32)))
     return out
+
+
+def _rope_unpermute(w: Any, n_head: int) -> Any:
+    """The inverse of ``_rope_permute``."""
+    return (
+        w.reshape(n_head, w.shape[0] // n_head // 2, 2, *w.shape[1:])
+        .swapaxes(1, 2)
+        .reshape(w.shape)
+    )
+
+
+def read_gguf_adapter(path: str | Path, config: Any) -> dict[str, tuple[Any, Any]]:
+    """{Hugging Face module name: (A, B)} of a GGUF LoRA adapter written by
+    ``write_gguf_adapter`` for a Llama ``config``. Raises DistillError when the file is not a
+    LoRA adapter or a tensor has no module in the model."""
+    extra.require("reading a LoRA adapter")
+    # lazy: optional dependency (extra distill)
+    import gguf
+
+    if getattr(config, "model_type", None) != "llama":
+        raise DistillError("GGUF LoRA import knows Llama models only")
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, int(config.num_hidden_layers))
+    n_layers = int(config.num_hidden_layers)
+    by_base: dict[str, str] = {}
+    for i in range(n_layers):
+        for proj in (
+            "self_attn.q_proj",
+            "self_attn.k_proj",
+            "self_attn.v_proj",
+            "self_attn.o_proj",
+            "mlp.gate_proj",
+            "mlp.up_proj",
+            "mlp.down_proj",
+        ):
+            module = f"model.layers.{i}.{proj}"
+            gguf_name = names.get_name(module + ".weight", try_suffixes=(".weight",))
+            if gguf_name is not None:
+                by_base[gguf_name] = module
+    try:
+        reader = gguf.GGUFReader(str(path))
+    except (OSError, ValueError) as exc:
+        raise DistillError(f"cannot read the LoRA adapter {path}: {exc}") from exc
+    parts: dict[str, dict[str, Any]] = {}
+    for t in reader.tensors:
+        base, _, side = t.name.rpartition(".lora_")
+        hf = by_base.get(base)
+        if side not in ("a", "b") or hf is None:
+            raise DistillError(f"{path}: tensor {t.name!r} is not a LoRA tensor of this model")
+        parts.setdefault(hf, {})[side] = np.array(t.data, dtype=np.float32)
+    n_head = int(config.num_attention_heads)
+    n_kv = int(getattr(config, "num_key_value_heads", None) or n_head)
+    out = {}
+    for hf, ab in parts.items():
+        if set(ab) != {"a", "b"}:
+            raise DistillError(f"{path}: LoRA module {hf} lacks one of lora_a, lora_b")
+        b = ab["b"]
+        if hf.endswith("self_attn.q_proj"):
+            b = _rope_unpermute(b, n_head)
+        elif hf.endswith("self_attn.k_proj"):
+            b = _rope_unpermute(b, n_kv)
+        out[hf] = (ab["a"], b)
+    return out
+
+
+def load_lora_tensors(peft_model: Any, tensors: dict[str, tuple[Any, Any]]) -> int:
+    """Set the LoRA A and B of ``peft_model``'s modules from ``tensors`` (``lora_tensors``'s
+    form); returns how many modules were set. Raises DistillError when a module is missing
+    from the model or its shape differs (another rank)."""
+    # lazy: optional dependency (extra distill)
+    import torch
+
+    modules = {
+        name.removeprefix("base_model.model."): m
+        for name, m in peft_model.named_modules()
+        if hasattr(m, "lora_A") and "default" in getattr(m, "lora_A", {})
+    }
+    with torch.no_grad():
+        for name, (a, b) in tensors.items():
+            m = modules.get(name)
+            if m is None:
+                raise DistillError(f"the model has no LoRA module {name} to start from")
+            wa, wb = m.lora_A["default"].weight, m.lora_B["default"].weight
+            if tuple(wa.shape) != a.shape or tuple(wb.shape) != b.shape:
+                raise DistillError(
+                    f"LoRA module {name}: the adapter's shapes {a.shape}, {b.shape} differ from "
+                    f"the model's {tuple(wa.shape)}, {tuple(wb.shape)} (another rank?)"
+                )
+            wa.copy_(torch.from_numpy(a))
+            wb.copy_(torch.from_numpy(b))
+    return len(tensors)
 
 
 def _natural(name: str) -> list[Any]:

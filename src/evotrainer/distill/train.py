@@ -3,7 +3,8 @@
 What happens: the pairs are tokenised with the model's chat template (``pairs.py``; pairs that
 do not fit ``max_seq_len`` are left out and reported), the base model is loaded from the
 shipped GGUF (``base_model.py``), peft wraps its projections with LoRA (A random from the seed,
-B zero, so step 0 is the base model), and AdamW trains the LoRA weights on the token mean
+B zero, so step 0 is the base model; or, with ``start_from``, the A and B of an earlier adapter
+file: a warm start, so step 0 is that adapter), and AdamW trains the LoRA weights on the token mean
 of the completions' cross-entropy, each token scaled by its pair's weight. The pair order is
 shuffled per epoch from the seed; with the same seed, pairs, settings and thread count, two
 trainings give the same adapter bytes. The adapter is then exported as a llama.cpp GGUF LoRA file named by its
@@ -27,7 +28,7 @@ from typing import Any
 
 from evotrainer.distill import extra
 from evotrainer.distill.base_model import base_gguf, cpu_threads, load_base, load_tokenizer
-from evotrainer.distill.export import write_adapter
+from evotrainer.distill.export import load_lora_tensors, read_gguf_adapter, write_adapter
 from evotrainer.distill.pairs import IGNORE, EncodedPair, TrainingPair, encode_pairs
 from evotrainer.distill.settings import LoraSettings
 from evotrainer.errors import DistillError
@@ -86,6 +87,7 @@ class AdapterResult:
     settings: dict[str, Any]
     base_model: str  # file name of the GGUF the adapter belongs to
     cpu_seconds: float = 0.0  # process CPU time of loading, training and export (all threads)
+    started_from: str | None = None  # the adapter file whose weights it started from
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -104,6 +106,7 @@ class AdapterResult:
             "settings": dict(self.settings),
             "base_model": self.base_model,
             "cpu_seconds": self.cpu_seconds,
+            "started_from": self.started_from,
         }
 
 
@@ -202,9 +205,12 @@ def train_lora(
     settings: LoraSettings,
     progress: ProgressFn | None = None,
     base_path: str | Path | None = None,
+    start_from: str | Path | None = None,
 ) -> TrainedLora:
     """Train a LoRA adapter in memory (see the module docstring); ``export.write_adapter`` or
-    ``train_adapter`` write it out. Raises MissingExtraError or DistillError."""
+    ``train_adapter`` write it out. ``start_from``: a GGUF LoRA adapter of the same rank whose
+    A and B the training starts from instead of the fresh A and zero B (a warm start).
+    Raises MissingExtraError or DistillError."""
     extra.require()
     # lazy: optional dependency (extra distill)
     import torch
@@ -222,6 +228,8 @@ def train_lora(
         load_seconds = time.perf_counter() - t0
         torch.manual_seed(settings.seed)
         model = attach_lora(base, settings)
+        if start_from is not None:
+            load_lora_tensors(model, read_gguf_adapter(start_from, base.config))
         model.train()
         params = [p for p in model.parameters() if p.requires_grad]
         opt = torch.optim.AdamW(
@@ -284,13 +292,18 @@ def train_adapter(
     out_dir: str | Path,
     progress: ProgressFn | None = None,
     base_path: str | Path | None = None,
+    start_from: str | Path | None = None,
 ) -> AdapterResult:
     """Train a LoRA adapter on ``pairs`` and write it to ``out_dir/<sha256>.gguf`` (a llama.cpp
     LoRA adapter for ``base_path``, default the embedded SmolLM2). Returns plain data about
-    it. Raises MissingExtraError (the extra is missing) or DistillError (nothing to train on,
-    NaN loss, export failed); nothing is left in ``out_dir`` on failure."""
+    it. ``start_from``: the adapter file it starts from (``train_lora``). Raises
+    MissingExtraError (the extra is missing) or DistillError (nothing to train on, NaN loss,
+    export failed, an adapter to start from of another shape); nothing is left in ``out_dir``
+    on failure."""
     cpu0 = time.process_time()
-    trained = train_lora(pairs, settings, progress=progress, base_path=base_path)
+    trained = train_lora(
+        pairs, settings, progress=progress, base_path=base_path, start_from=start_from
+    )
     path, sha = write_adapter(trained, out_dir)
     return AdapterResult(
         adapter_path=str(path),
@@ -308,4 +321,5 @@ def train_adapter(
         settings=settings.to_dict(),
         base_model=trained.base_path.name,
         cpu_seconds=round(time.process_time() - cpu0, 1),
+        started_from=Path(start_from).name if start_from is not None else None,
     )

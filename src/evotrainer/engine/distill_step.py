@@ -55,6 +55,7 @@ from evotrainer.harness.distill_pairs import (
     choose_pairs,
 )
 from evotrainer.harness.genome import HarnessGenome
+from evotrainer.llm.adapter_file import adapter_file_name
 from evotrainer.loops.inner import PolicyOptimizer
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.policy.seeds import seed_policies
@@ -315,13 +316,18 @@ class DistillStep:
         self, choice: PairChoice, genes: dict[str, float] | None = None, seed: int | None = None
     ) -> dict[str, Any]:
         """Train on the choice's pairs; the data-mix genes (default the current harness's)
-        set the epochs and whether the last kept adapter's pairs are rehearsed."""
+        set the epochs and whether this adapter warm-starts: from the weights of the adapter
+        the best policy carries, rehearsing the pairs the last kept adapter learned."""
         c, s = self.c, self.s
         d = c.cfg.distill
         mix = Mix.of(genes if genes is not None else s.harness.genes)
         pairs = list(choice.pairs)
+        start_from = None
         if mix is not None and mix.warm_start:
             pairs += [TrainingPair(**p) for p in s.distill_last_pairs]
+            carried = s.inner.best().adapter
+            if carried is not None:
+                start_from = c.adapters.directory() / adapter_file_name(carried)
         settings = LoraSettings(
             rank=d.rank,
             alpha=d.alpha,
@@ -344,7 +350,9 @@ class DistillStep:
                 eta_s=p.eta_s,
             )
 
-        result = lora.train_adapter(pairs, settings, c.adapters.directory(), progress)
+        result = lora.train_adapter(
+            pairs, settings, c.adapters.directory(), progress, start_from=start_from
+        )
         return result.to_dict()
 
     def _with_adapter(self, sha: str) -> list[PolicyGenome]:

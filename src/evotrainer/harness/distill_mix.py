@@ -7,8 +7,9 @@
   the weights learn what the long prompt asked for); ``distill_samples``, answers sampled per
   instance at ``distill.sample_temperature`` and kept only when the harness's reward puts them
   above the current weights' greedy answer (rejection sampling, as RFT / ReST); the epochs;
-  and ``distill_warm_start``, whether the next adapter also trains on the pairs the last kept
-  adapter learned (a rehearsal: the trainer cannot start LoRA from a GGUF adapter). Their trial
+  and ``distill_warm_start``, whether the next adapter starts from the weights of the adapter
+  the best policy carries (its GGUF file read back, ``distill/export.read_gguf_adapter``) and
+  also trains on the pairs the last kept adapter learned (a rehearsal against forgetting). Their trial
   is ``distillation``: an outer-step trial that trains a small adapter under the variant's mix,
   judged on s_val like every other trial (engine/trials.py).
 - References as training pairs (``reference_pairs``: the weights-first schedule's first
@@ -58,7 +59,8 @@ def mix_genes(d: DistillConfig) -> list[GeneSpec]:
         GeneSpec("distill_epochs", epochs, 1, 8, step=1, trial=TRIAL,
                  description="passes over a distillation's pairs"),
         GeneSpec("distill_warm_start", 0.0, 0, 1, step=1, trial=TRIAL,
-                 description="1: the next adapter also trains on the last kept adapter's pairs"),
+                 description="1: the next adapter starts from the carried adapter's weights "
+                             "and rehearses the last kept adapter's pairs"),
     ]  # fmt: skip
 
 
