@@ -200,6 +200,18 @@ def attach_lora(model: Any, settings: LoraSettings) -> Any:
         return get_peft_model(model, cfg)
 
 
+def _progress(step: int, steps: int, loss: float, tokens: int, start: float) -> TrainProgress:
+    elapsed = time.perf_counter() - start
+    return TrainProgress(
+        step=step,
+        steps=steps,
+        loss=loss,
+        tokens_per_s=tokens / elapsed if elapsed > 0 else 0.0,
+        eta_s=elapsed / step * (steps - step),
+        elapsed_s=elapsed,
+    )
+
+
 def train_lora(
     pairs: Sequence[TrainingPair],
     settings: LoraSettings,
@@ -256,17 +268,7 @@ def train_lora(
             tokens += int(mask.sum())
             loss_tokens += sum(p.completion_tokens for p in batch)
             if progress is not None:
-                elapsed = time.perf_counter() - start
-                progress(
-                    TrainProgress(
-                        step=step,
-                        steps=steps,
-                        loss=losses[-1],
-                        tokens_per_s=tokens / elapsed if elapsed > 0 else 0.0,
-                        eta_s=elapsed / step * (steps - step),
-                        elapsed_s=elapsed,
-                    )
-                )
+                progress(_progress(step, steps, losses[-1], tokens, start))
         seconds = time.perf_counter() - start
         model.eval()
     return TrainedLora(

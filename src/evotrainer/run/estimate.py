@@ -187,25 +187,17 @@ def estimate_calls(
         parts["outer steps"] = math.ceil(steps * (step_train + step_val))
         kinds[TRAINING] += steps * step_train
         kinds[VALIDATION] += steps * step_val
-    rounds = distillation_rounds(cfg)
-    if rounds:
-        # per round: the best policy's fresh answers (none for the references' round), the
-        # population on the new weights scored on a batch, its best validated (raced)
-        first = int(cfg.distill.schedule == "weights_first")
-        fresh = (rounds - first) * cfg.distill.fresh_instances * c
-        scored = rounds * P * T * c
-        validated = rounds * cfg.distill.validate_top * raced(s_val) * c
-        parts["distillations"] = math.ceil(fresh + scored + validated)
-        kinds[TRAINING] += fresh + scored
-        kinds[VALIDATION] += validated
-    parts["final validation and confirmation"] = (s_val + 2 * n_confirmation) * c
+    dist, dist_train, dist_val = _distillations(
+        cfg, P * T * c, raced(s_val) * c, s_val, n_confirmation, c
+    )
+    kinds[TRAINING] += dist_train
+    kinds[VALIDATION] += dist_val
+    effect = dist.pop("adapter effect", 0)
+    parts.update(dist)
     final = (s_val + 2 * n_confirmation) * c
-    if rounds:
-        # a winner on an adapter is validated again with and without it, on the selection and
-        # the confirmation part (engine/distill_step.adapter_effect; skipped when the calls
-        # have run out, so not held back for)
-        parts["adapter effect"] = 2 * (s_val + n_confirmation) * c
-        kinds[VALIDATION] += parts["adapter effect"]
+    parts["final validation and confirmation"] = final
+    if effect:
+        parts["adapter effect"] = effect
     cap = cfg.budget.max_calls
     return CallEstimate(
         {k: int(v) for k, v in parts.items()},
@@ -219,6 +211,27 @@ def estimate_calls(
         outer_every=outer.every if outer.enabled else 0,
         skip_unaffordable=outer.skip_unaffordable,
     )
+
+
+def _distillations(
+    cfg: RunConfig, batch: float, validation: float, s_val: int, n_confirmation: int, c: int
+) -> tuple[dict[str, int], float, float]:
+    """The distillation rounds' calls as (parts, training, validation); ``batch``: the
+    population scored on a batch, ``validation``: one raced validation. Per round: the best
+    policy's fresh answers (none for the references' round), the population on the new weights
+    scored on a batch, its best validated; at the end a winner on an adapter validated again
+    with and without it on the selection and confirmation part (engine/distill_step's
+    ``adapter_effect``; skipped when the calls have run out, so not held back for)."""
+    rounds = distillation_rounds(cfg)
+    if not rounds:
+        return {}, 0.0, 0.0
+    first = int(cfg.distill.schedule == "weights_first")
+    fresh = (rounds - first) * cfg.distill.fresh_instances * c
+    scored = rounds * batch
+    validated = rounds * cfg.distill.validate_top * validation
+    effect = 2 * (s_val + n_confirmation) * c
+    parts = {"distillations": math.ceil(fresh + scored + validated), "adapter effect": effect}
+    return parts, fresh + scored, validated + effect
 
 
 def distillation_rounds(cfg: RunConfig) -> int:
