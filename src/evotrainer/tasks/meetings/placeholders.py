@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from evotrainer.policy.repetition import readability, units, words
+from evotrainer.tasks.meetings.words import WORD_LISTS
 
 PLACEHOLDER_OWNER = frozenset(
     {"name", "owner", "person", "who", "[name]", "<name>", "x", "someone"}
@@ -25,19 +26,10 @@ _INSERT_HERE = re.compile(
     r"details|text)\b.{0,20}\b(here|as needed)\W*$",
     re.I,
 )
-# the words a slot is written in: "[1 paragraph]", "<action item 1>", "[date]", "<one paragraph:
-# summary of the meeting>" (a bracketed span of these words and numbers only is a blank; "[1]",
-# "[12:05]", "[Mike]" are not)
-_SLOT_WORDS = (
-    PLACEHOLDER_OWNER
-    | PLACEHOLDER_TASK
-    | {"actions", "items", "tasks", "names", "owners", "people", "assignee", "deadline", "due"}
-    | {"date", "time", "topic", "topics", "decision", "decisions", "point", "points", "note"}
-    | {"notes", "details", "summary", "overview", "paragraph", "paragraphs", "sentence"}
-    | {"sentences", "word", "words", "line", "lines", "text", "here", "bullet", "list", "title"}
-    | {"one", "two", "three", "few", "short", "brief", "of", "the", "a", "an", "and", "or"}
-    | {"for", "per", "each", "in", "this", "meeting", "main", "key", "number", "etc"}
-)
+# the words a slot is written in (data/rewards.json's template_slot_words): "[1 paragraph]",
+# "<action item 1>", "[date]", "<one paragraph: summary of the meeting>" (a bracketed span of
+# these words and numbers only is a blank; "[1]", "[12:05]", "[Mike]" are not)
+_SLOT_WORDS = PLACEHOLDER_OWNER | PLACEHOLDER_TASK | frozenset(WORD_LISTS["template_slot_words"])
 _SLOT_START = re.compile(r"^\W*(insert|enter|fill in|add|write|put)\b", re.I)
 # "Owner: task", "Name - Action item": a template's labels with nothing filled in
 _LABELS_ONLY = re.compile(r"^(\w+)\s*[:\-\u2013\u2014]\s*(\w+(?: \w+)?)$")
