@@ -278,11 +278,17 @@ def test_an_adapter_read_back_is_the_one_trained_and_a_warm_start_begins_there(
     at the base model's."""
     from dataclasses import replace
 
-    from evotrainer.distill.export import load_lora_tensors, lora_tensors, read_gguf_adapter
+    from evotrainer.distill.export import (
+        load_lora_tensors,
+        lora_modules,
+        lora_tensors,
+        read_gguf_adapter,
+    )
     from evotrainer.distill.train import train_adapter
 
     lora, _ = trained
-    back = read_gguf_adapter(exported[0], lora.model.get_base_model().config)
+    config = lora.model.get_base_model().config
+    back = read_gguf_adapter(exported[0], config, lora_modules(lora.model))
     want = lora_tensors(lora.model)
     assert sorted(back) == sorted(want)
     for name, (a, b) in want.items():

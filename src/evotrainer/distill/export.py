@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -62,30 +63,50 @@ def _rope_permute(w: Any, n_head: int) -> Any:
     )
 
 
+class _LlamaNames:
+    """A Llama ``config``'s GGUF tensor names and the heads of the rotary permutation, shared
+    by the export and the read-back. Raises DistillError for another architecture."""
+
+    def __init__(self, config: Any) -> None:
+        # lazy: optional dependency (extra distill)
+        import gguf
+
+        if getattr(config, "model_type", None) != "llama":
+            raise DistillError(
+                f"GGUF LoRA adapters know Llama models only, not "
+                f"{getattr(config, 'model_type', '?')}"
+            )
+        self.names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, int(config.num_hidden_layers))
+        self.n_head = int(config.num_attention_heads)
+        self.n_kv = int(getattr(config, "num_key_value_heads", None) or self.n_head)
+
+    def base(self, hf_name: str) -> str | None:
+        """``model.layers.0.self_attn.q_proj`` -> ``blk.0.attn_q.weight`` (None: no such tensor)."""
+        return self.names.get_name(hf_name + ".weight", try_suffixes=(".weight",))
+
+    def rope_heads(self, hf_name: str) -> int | None:
+        """The heads B's rows are permuted by (q and k projections), else None."""
+        if hf_name.endswith("self_attn.q_proj"):
+            return self.n_head
+        if hf_name.endswith("self_attn.k_proj"):
+            return self.n_kv
+        return None
+
+
 def gguf_tensors(tensors: dict[str, tuple[Any, Any]], config: Any) -> list[tuple[str, Any]]:
     """The (name, array) list to write, in a fixed order, for a Llama ``config`` (transformers'
     LlamaConfig: num_hidden_layers, num_attention_heads, num_key_value_heads). Raises
     DistillError for another architecture or a module with no GGUF name."""
-    # lazy: optional dependency (extra distill)
-    import gguf
-
-    if getattr(config, "model_type", None) != "llama":
-        raise DistillError(
-            f"GGUF LoRA export knows Llama models only, not {getattr(config, 'model_type', '?')}"
-        )
-    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, int(config.num_hidden_layers))
-    n_head = int(config.num_attention_heads)
-    n_kv = int(getattr(config, "num_key_value_heads", None) or n_head)
+    llama = _LlamaNames(config)
     out = []
     for hf_name in sorted(tensors, key=_natural):
         a, b = tensors[hf_name]
-        base = names.get_name(hf_name + ".weight", try_suffixes=(".weight",))
+        base = llama.base(hf_name)
         if base is None:
             raise DistillError(f"LoRA module {hf_name} has no tensor in the GGUF model")
-        if hf_name.endswith("self_attn.q_proj"):
-            b = _rope_permute(b, n_head)
-        elif hf_name.endswith("self_attn.k_proj"):
-            b = _rope_permute(b, n_kv)
+        heads = llama.rope_heads(hf_name)
+        if heads is not None:
+            b = _rope_permute(b, heads)
         out.append((f"{base}.lora_a", np.ascontiguousarray(a, dtype=np.float32)))
         out.append((f"{base}.lora_b", np.ascontiguousarray(b, dtype=np.float32)))
     return out
@@ -100,33 +121,28 @@ def _rope_unpermute(w: Any, n_head: int) -> Any:
     )
 
 
-def read_gguf_adapter(path: str | Path, config: Any) -> dict[str, tuple[Any, Any]]:
+def lora_modules(peft_model: Any) -> dict[str, Any]:
+    """{Hugging Face module name: module} of the modules peft gave a LoRA."""
+    return {
+        name.removeprefix("base_model.model."): m
+        for name, m in peft_model.named_modules()
+        if hasattr(m, "lora_A") and "default" in getattr(m, "lora_A", {})
+    }
+
+
+def read_gguf_adapter(
+    path: str | Path, config: Any, modules: Iterable[str]
+) -> dict[str, tuple[Any, Any]]:
     """{Hugging Face module name: (A, B)} of a GGUF LoRA adapter written by
-    ``write_gguf_adapter`` for a Llama ``config``. Raises DistillError when the file is not a
-    LoRA adapter or a tensor has no module in the model."""
+    ``write_gguf_adapter`` for a Llama ``config``, ``modules`` the model's LoRA modules
+    (``lora_modules``). Raises DistillError when the file cannot be read or a tensor is not
+    a LoRA tensor of one of ``modules``."""
     extra.require("reading a LoRA adapter")
     # lazy: optional dependency (extra distill)
     import gguf
 
-    if getattr(config, "model_type", None) != "llama":
-        raise DistillError("GGUF LoRA import knows Llama models only")
-    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, int(config.num_hidden_layers))
-    n_layers = int(config.num_hidden_layers)
-    by_base: dict[str, str] = {}
-    for i in range(n_layers):
-        for proj in (
-            "self_attn.q_proj",
-            "self_attn.k_proj",
-            "self_attn.v_proj",
-            "self_attn.o_proj",
-            "mlp.gate_proj",
-            "mlp.up_proj",
-            "mlp.down_proj",
-        ):
-            module = f"model.layers.{i}.{proj}"
-            gguf_name = names.get_name(module + ".weight", try_suffixes=(".weight",))
-            if gguf_name is not None:
-                by_base[gguf_name] = module
+    llama = _LlamaNames(config)
+    by_base = {base: m for m in modules if (base := llama.base(m)) is not None}
     try:
         reader = gguf.GGUFReader(str(path))
     except (OSError, ValueError) as exc:
@@ -138,18 +154,12 @@ def read_gguf_adapter(path: str | Path, config: Any) -> dict[str, tuple[Any, Any
         if side not in ("a", "b") or hf is None:
             raise DistillError(f"{path}: tensor {t.name!r} is not a LoRA tensor of this model")
         parts.setdefault(hf, {})[side] = np.array(t.data, dtype=np.float32)
-    n_head = int(config.num_attention_heads)
-    n_kv = int(getattr(config, "num_key_value_heads", None) or n_head)
     out = {}
     for hf, ab in parts.items():
         if set(ab) != {"a", "b"}:
             raise DistillError(f"{path}: LoRA module {hf} lacks one of lora_a, lora_b")
-        b = ab["b"]
-        if hf.endswith("self_attn.q_proj"):
-            b = _rope_unpermute(b, n_head)
-        elif hf.endswith("self_attn.k_proj"):
-            b = _rope_unpermute(b, n_kv)
-        out[hf] = (ab["a"], b)
+        heads = llama.rope_heads(hf)
+        out[hf] = (ab["a"], ab["b"] if heads is None else _rope_unpermute(ab["b"], heads))
     return out
 
 
@@ -160,11 +170,7 @@ def load_lora_tensors(peft_model: Any, tensors: dict[str, tuple[Any, Any]]) -> i
     # lazy: optional dependency (extra distill)
     import torch
 
-    modules = {
-        name.removeprefix("base_model.model."): m
-        for name, m in peft_model.named_modules()
-        if hasattr(m, "lora_A") and "default" in getattr(m, "lora_A", {})
-    }
+    modules = lora_modules(peft_model)
     with torch.no_grad():
         for name, (a, b) in tensors.items():
             m = modules.get(name)

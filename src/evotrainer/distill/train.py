@@ -28,7 +28,12 @@ from typing import Any
 
 from evotrainer.distill import extra
 from evotrainer.distill.base_model import base_gguf, cpu_threads, load_base, load_tokenizer
-from evotrainer.distill.export import load_lora_tensors, read_gguf_adapter, write_adapter
+from evotrainer.distill.export import (
+    load_lora_tensors,
+    lora_modules,
+    read_gguf_adapter,
+    write_adapter,
+)
 from evotrainer.distill.pairs import IGNORE, EncodedPair, TrainingPair, encode_pairs
 from evotrainer.distill.settings import LoraSettings
 from evotrainer.errors import DistillError
@@ -241,7 +246,8 @@ def train_lora(
         torch.manual_seed(settings.seed)
         model = attach_lora(base, settings)
         if start_from is not None:
-            load_lora_tensors(model, read_gguf_adapter(start_from, base.config))
+            tensors = read_gguf_adapter(start_from, base.config, lora_modules(model))
+            load_lora_tensors(model, tensors)
         model.train()
         params = [p for p in model.parameters() if p.requires_grad]
         opt = torch.optim.AdamW(
