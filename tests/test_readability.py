@@ -273,6 +273,7 @@ def test_minutes_that_copy_their_templates_blanks_read_worse_in_reward_and_s_val
     scored = comp.score(real, blanks, None)
     assert scored.score < comp.score(real, MINUTES, None).score
     assert "template blank" in scored.feedback
+    assert "repetitive" not in scored.feedback  # the blanks cost it, not a repetition
     # a checked box is an action item, not a blank
     boxes = MINUTES.replace("- Marketing:", "- [x] Marketing:")
     assert metric.score(real, boxes, task.parse(boxes))["readability"] == 1.0

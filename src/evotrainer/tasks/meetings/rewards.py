@@ -64,6 +64,7 @@ from evotrainer.policy.repetition import (
     LOOP_DISTINCT4,
     MIN_CONTENT_WORDS,
     distinct_ngrams,
+    readability,
     repeated_unit_share,
     words,
 )
@@ -81,7 +82,7 @@ from evotrainer.tasks.meetings.matching import (
     owner_canon,
     reference_action_items,
 )
-from evotrainer.tasks.meetings.placeholders import blank_share, minutes_readability
+from evotrainer.tasks.meetings.placeholders import blank_share
 from evotrainer.tasks.meetings.schema import Meeting
 from evotrainer.tasks.meetings.words import (
     GROUP_OWNERS,
@@ -339,17 +340,18 @@ class NonRepetition(_Component):
     )
 
     def score(self, instance: Instance, output: str, parsed: Any) -> ComponentScore:
-        value = minutes_readability(output)
         if len(words(output)) < MIN_CONTENT_WORDS:
             return ComponentScore(self.name, 0.0, "no content (fewer than 10 words)")
+        # placeholders.minutes_readability, its two parts kept apart for the notes
+        plain, blanks = readability(output), blank_share(output)
+        value = plain * (1.0 - blanks)
         d4, rep = distinct_ngrams(output, 4), repeated_unit_share(output)
         notes = [f"{d4:.0%} distinct 4-grams"]
         if rep:
             notes.append(f"{rep:.0%} of the sentences repeat an earlier one")
-        blanks = blank_share(output)
         if blanks:
             notes.append(f"{blanks:.0%} of the sentences hold a template blank")
-        if value < 1.0:
+        if plain < 1.0:  # repetition, not the blanks
             notes.append("a repetition loop" if d4 < LOOP_DISTINCT4 else "repetitive")
         return ComponentScore(self.name, value, "; ".join(notes))
 
