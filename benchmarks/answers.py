@@ -38,26 +38,35 @@ from benchmarks.cells.answers import DEDUP_KEY, rouge_l_dedup  # noqa: E402
 from benchmarks.cells.scoring import SCORE_KEYS  # noqa: E402
 from benchmarks.cells.summary import aggregate  # noqa: E402
 from evotrainer.evaluation.validation import combine_s_val  # noqa: E402
-from evotrainer.tasks.meetings.metrics import MinutesMetric  # noqa: E402
 from evotrainer.tasks.meetings.task import MeetingTask  # noqa: E402
+
+
+def _test_sets(compared: dict[str, Any], task: MeetingTask) -> dict[str, dict[str, Any] | None]:
+    """{test set: {meeting id: instance}} from the files settings.json names; None for a set
+    whose file is not here."""
+    out: dict[str, dict[str, Any] | None] = {}
+    for name, info in compared["data"]["test"].items():
+        src = C.resolve(info["source"])
+        out[name] = None if src is None or not src.is_file() else {i.id: i for i in task.load(src)}
+    return out
 
 
 def backfill(results: Path) -> int:
     """Store ``rougeL_dedup`` beside every stored test answer that lacks it; returns how many
     were scored."""
-    settings = json.loads((results / "settings.json").read_text())
+    compared = json.loads((results / "settings.json").read_text())["compared"]
     path = results / "test" / "scores.json"
     if not path.is_file():
         return 0
     scores = json.loads(path.read_text())
     task = MeetingTask(max_input_tokens=10**6)
     done = 0
-    for name, info in settings["compared"]["data"]["test"].items():
-        src = C.resolve(info["source"])
-        if src is None or not src.is_file():
-            C.log(f"{info['source']} not found: {name} keeps no {DEDUP_KEY}")
+    for name, meetings in _test_sets(compared, task).items():
+        if meetings is None:
+            C.log(
+                f"{compared['data']['test'][name]['source']} not found: {name} keeps no {DEDUP_KEY}"
+            )
             continue
-        meetings = {i.id: i for i in task.load(src)}
         for mid, by_pid in scores.get(name, {}).items():
             inst = meetings.get(mid)
             for row in by_pid.values():
@@ -82,16 +91,16 @@ def rescore(results: Path, into: Path) -> int:
     shutil.copytree(results, into)
     compared = json.loads((into / "settings.json").read_text())["compared"]
     weights = compared["s_val_weights"]
-    metric = MinutesMetric(empty_reference=compared["settings"]["empty_reference_items"])
-    task = MeetingTask(max_input_tokens=10**6)
+    rule = compared["settings"]["empty_reference_items"]
+    task = MeetingTask(max_input_tokens=10**6, empty_reference_items=rule)
+    metric = task.validation_metric()
     path = into / "test" / "scores.json"
     scores = json.loads(path.read_text())
     changed = 0
-    for name, info in compared["data"]["test"].items():
-        src = C.resolve(info["source"])
-        if src is None or not src.is_file():
-            raise SystemExit(f"{info['source']} not found: test set {name} cannot be rescored")
-        meetings = {i.id: i for i in task.load(src)}
+    for name, meetings in _test_sets(compared, task).items():
+        if meetings is None:
+            source = compared["data"]["test"][name]["source"]
+            raise SystemExit(f"{source} not found: test set {name} cannot be rescored")
         for mid, by_pid in scores.get(name, {}).items():
             for row in by_pid.values():
                 if row.get("error"):
