@@ -19,6 +19,14 @@ without a model call: what a table says under scoring rules changed since the ce
 46: a copied template blank is neither an action item nor readable). The source is not touched.
 
     python benchmarks/answers.py benchmarks/results/quality-readable --rescore-into /tmp/rescored
+
+``--drop-blanks`` (with ``--rescore-into``) also applies the post-processor's ``drop_blanks``
+step (the meeting task's ``strip_blanks``) to every stored answer before scoring it, for every
+method alike: the step is the cut's last, so this is what the same returned policies answer with
+the step on (their selection ran without it).
+
+    python benchmarks/answers.py benchmarks/results/quality-readable-wide \
+        --rescore-into /tmp/rescored --drop-blanks
 """
 
 from __future__ import annotations
@@ -83,9 +91,10 @@ def backfill(results: Path) -> int:
     return done
 
 
-def rescore(results: Path, into: Path) -> int:
+def rescore(results: Path, into: Path, drop_blanks: bool = False) -> int:
     """Copy ``results`` to ``into`` and score every stored answer there again with this tree's
-    meeting metric; returns how many rows changed their s_val."""
+    meeting metric (``drop_blanks``: after the task's ``strip_blanks``); returns how many rows
+    changed their s_val."""
     if into.exists():
         raise SystemExit(f"{into} exists: --rescore-into writes a new directory")
     shutil.copytree(results, into)
@@ -106,6 +115,10 @@ def rescore(results: Path, into: Path) -> int:
                 if row.get("error"):
                     continue
                 out = str(row.get("output") or "")
+                if drop_blanks and (stripped := task.strip_blanks(out)) != out:
+                    out = stripped
+                    row["output"] = out
+                    row.pop(DEDUP_KEY, None)  # scored again by backfill
                 new = metric.score(meetings[mid], out, task.parse(out))
                 s_val = combine_s_val(new, weights)
                 changed += abs(s_val - row["s_val"]) > 1e-9
@@ -162,9 +175,16 @@ def main(argv: list[str] | None = None) -> int:
         metavar="DIR",
         help="copy the results to DIR and score the stored answers again with this tree's metric",
     )
+    ap.add_argument(
+        "--drop-blanks",
+        action="store_true",
+        help="with --rescore-into: apply the drop_blanks step to every answer first",
+    )
     args = ap.parse_args(argv)
+    if args.drop_blanks and not args.rescore_into:
+        ap.error("--drop-blanks needs --rescore-into DIR (the source is never changed)")
     if args.rescore_into:
-        n = rescore(args.results, args.rescore_into)
+        n = rescore(args.results, args.rescore_into, args.drop_blanks)
         C.log(f"{n} stored answers changed their s_val under this tree's metric")
         args.results = args.rescore_into
     n = backfill(args.results)

@@ -711,3 +711,14 @@ def test_the_readable_profile_gives_every_method_the_same_genes_and_reads_the_an
     assert "| evotrainer |" in capsys.readouterr().out
     with pytest.raises(SystemExit, match="exists"):
         answers_cli.main([str(tmp_path / "res"), "--rescore-into", str(tmp_path / "again")])
+    # --drop-blanks: the post-processor's last step applied to every stored answer first
+    row["output"] += "\n- <action item 1>:\nSummary: [insert key statement here]"
+    path.write_text(json.dumps(stored))
+    answers_cli.main(
+        [str(tmp_path / "res"), "--rescore-into", str(tmp_path / "blanks"), "--drop-blanks"]
+    )
+    blanks = json.loads((tmp_path / "blanks" / "test" / "scores.json").read_text())
+    first = next(iter(next(iter(blanks["ami-dev"].values())).values()))
+    assert "insert" not in first["output"] and first["s_val"] == pytest.approx(truth)
+    with pytest.raises(SystemExit):
+        answers_cli.main([str(tmp_path / "res"), "--drop-blanks"])

@@ -279,6 +279,52 @@ def test_minutes_that_copy_their_templates_blanks_read_worse_in_reward_and_s_val
     assert metric.score(real, boxes, task.parse(boxes))["readability"] == 1.0
 
 
+@pytest.mark.parametrize(
+    ("answer", "kept"),
+    [
+        ("- <owner>: Johno\n- <owner>: Eva", "- Owner: Johno\n- Owner: Eva"),
+        ("- <action item 1>:\n- <action item 2>:\nThe remote is yellow.", "The remote is yellow."),
+        (
+            "Summary: [insert key statement here]\nThe budget is 12 euros.",
+            "The budget is 12 euros.",
+        ),
+        ("It covered [topic] and [group member]. The case is rubber.", "The case is rubber."),
+        ("- <task>: Send the slides.", "- Task: Send the slides."),
+        ("- [x] Mike: send the slides.\n[12:05] Kate: agreed.", None),
+        ("Action items:\n[1] Use the macro facility.", None),
+    ],
+)
+def test_drop_blanks_removes_a_templates_unfilled_blanks_and_keeps_the_rest(answer, kept):
+    """Read in the readable-wide test answers: a slot used as a label keeps its word, a
+    sentence or line that still holds a blank goes, numbers, times and checked boxes stay."""
+    from evotrainer.tasks.meetings.placeholders import blank_share
+
+    task = MeetingTask()
+    out = task.strip_blanks(answer)
+    assert out == (answer if kept is None else kept)
+    assert blank_share(out) == 0.0
+    assert LoopCut(enabled=True, drop_blanks=True).apply(answer, task.strip_blanks) == out
+    # off, or a task without a blank rule: the answer is left as it is
+    assert LoopCut(enabled=True).apply(answer, task.strip_blanks) == answer
+    assert LoopCut(enabled=True, drop_blanks=True).apply(answer) == answer
+
+
+def test_the_evaluator_applies_the_tasks_blank_rule_when_the_gene_is_on():
+    blanks = MINUTES + "- <action item 1>:\nSummary: [insert key statement here]\n"
+    task = MeetingTask()
+    ev = Evaluator(task, FunctionLLM(lambda m, p: blanks), SamplingParams(max_tokens=256, seed=0))
+    plain = PolicyGenome.from_text("Write the minutes.").with_genes(
+        Lineage(), postprocess=LoopCut(enabled=True)
+    )
+    strips = plain.with_genes(Lineage(), postprocess=LoopCut(enabled=True, drop_blanks=True))
+    recs = ev.evaluate([plain, strips], _meetings(1))
+    out = {pid: rec.rollout for (pid, _), rec in recs.items()}
+    assert out[plain.id].output == blanks.strip()
+    assert out[strips.id].output == MINUTES.strip() and out[strips.id].raw_output == blanks
+    assert LoopCut.from_json(strips.postprocess.to_json()) == strips.postprocess
+    assert DEFAULTS["inner"]["seed_postprocess"]["drop_blanks"] is True
+
+
 def test_no_default_gives_a_full_score_to_an_empty_or_repeated_answer():
     task = MeetingTask()
     real = task.load(FIXTURE)[0]
@@ -362,7 +408,7 @@ def test_the_genes_survive_a_checkpoint_and_a_kill_then_resume(tmp_path):
 
     genes = {
         "seed_decoding": {"repeat_penalty": 1.2, "max_tokens": 200},
-        "seed_postprocess": {"enabled": True, "cut_ngram": 8},
+        "seed_postprocess": {"enabled": True, "cut_ngram": 8, "drop_blanks": True},
         "operators": {"decoding": 5.0, "synonym": 1.0},
     }
     cfg = small_config(tmp_path / "a.sqlite", inner=genes)
@@ -372,6 +418,7 @@ def test_the_genes_survive_a_checkpoint_and_a_kill_then_resume(tmp_path):
     seeds = [p for p in whole.state.policies.values() if p.lineage.operator == "seed"]
     assert seeds and all(p.decoding.repeat_penalty == 1.2 for p in seeds)
     assert all(p.postprocess.cut_ngram == 8 and p.decoding.max_tokens == 200 for p in seeds)
+    assert all(p.postprocess.drop_blanks for p in seeds)
     cfg = small_config(tmp_path / "b.sqlite", inner=genes)
     with pytest.raises(Killed):
         fake_run(cfg, tmp_path / "killed", observers=[kill_at(ev.GENERATION, 3)])

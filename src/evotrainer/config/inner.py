@@ -55,6 +55,12 @@ class LoopCutConfig(_Strict):
         description="end the answer before the first sentence that repeats a word n-gram of "
         "this length (0 = off; else 4-24)",
     )
+    drop_blanks: bool = Field(
+        False,
+        description="apply the task's rule for a template's unfilled blanks last: a sentence "
+        "or line that holds one goes ('- <action item 1>:'), a slot used as a label keeps its "
+        "word ('- <owner>: Johno' -> '- Owner: Johno')",
+    )
 
     @field_validator("cut_ngram")
     @classmethod

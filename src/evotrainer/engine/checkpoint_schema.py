@@ -55,6 +55,7 @@ class LoopCutState(_Part):
     drop_repeats: bool = True
     seen_share: Number = 1.0
     cut_ngram: int = 0
+    drop_blanks: bool = False
 
 
 class PolicyState(_Part):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from evotrainer.errors import BudgetExceeded, EvoTrainerError
@@ -33,7 +34,7 @@ from evotrainer.llm.base import (
 )
 from evotrainer.llm.postprocessed import PostProcessedLLM, raw_text
 from evotrainer.policy.genome import PolicyGenome
-from evotrainer.tasks.base import RewardComponent, Task, parse_rollout
+from evotrainer.tasks.base import RewardComponent, StripsBlanks, Task, parse_rollout
 from evotrainer.types import Instance, Message, Rollout, ScoreVector, Trajectory, Turn
 
 
@@ -93,7 +94,8 @@ class Evaluator:
         its loop cut applied to every answer, sampled with its decoding genes."""
         llm = self.llm_for(policy)
         if policy.postprocess.enabled:
-            llm = PostProcessedLLM(llm, policy.postprocess.apply)
+            blanks = self.task.strip_blanks if isinstance(self.task, StripsBlanks) else None
+            llm = PostProcessedLLM(llm, partial(policy.postprocess.apply, strip_blanks=blanks))
         return llm, self.sampling_for(policy)
 
     def sampling_for(self, policy: PolicyGenome) -> SamplingParams:

@@ -5,7 +5,8 @@ parent's text and weights and changes one decoding or post-processing gene by on
 - ``frequency_penalty`` / ``presence_penalty``: +-0.1 within [0, 1.5];
 - ``max_tokens``: x1.25 or x0.8 of the current cap (``model.max_tokens`` when the policy has
   none), within [64, 4 x model.max_tokens];
-- ``loop_cut``: switch the cut on or off, or, when it is on, switch one of its steps, move
+- ``loop_cut``: switch the cut on or off, or, when it is on, switch one of its steps
+  (``collapse_runs``, ``drop_repeats``, ``drop_blanks``), move
   ``seen_share`` by 0.1 within [0.5, 1.0], or set ``cut_ngram`` to another of 0, 6, 8, 12.
 
 Which genes it may change is ``inner.tunable_genes`` (e.g. leave ``repeat_penalty`` out for a
@@ -81,8 +82,9 @@ def step_loop_cut(cut: LoopCut, ctx: OperatorContext) -> tuple[LoopCut, str]:
     moves: Sequence[str] = ("enabled",)
     if cut.enabled:
         moves = ("enabled", "collapse_runs", "drop_repeats", "seen_share", "cut_ngram")
+        moves += ("drop_blanks",)
     move = ctx.rng.choice(list(moves))
-    if move in ("enabled", "collapse_runs", "drop_repeats"):
+    if move in ("enabled", "collapse_runs", "drop_repeats", "drop_blanks"):
         value = not getattr(cut, move)
         return replace(cut, **{move: value}), f"loop cut {move} -> {value}"
     if move == "seen_share":

@@ -13,7 +13,12 @@ evaluator applies it where the answer comes back, evaluation/evaluator.py):
    4 words, only when repeated word for word);
 3. ``cut_ngram`` (0 = off): the answer ends before the first sentence that repeats a word
    n-gram of this length written earlier (the strictest cut: it also ends answers that go on
-   repeating themselves in other words, and leaves the least text).
+   repeating themselves in other words, and leaves the least text);
+4. ``drop_blanks``: the task's rule for a template's unfilled blanks is applied last (the
+   meeting task's: "- <owner>: Johno" keeps its label as a word, "Owner: Johno", and a sentence
+   or line that still holds a blank, "- <action item 1>:", "[insert summary here]", goes;
+   tasks/meetings/placeholders.py ``strip_blanks``). A task without such a rule leaves the
+   answer as it is.
 
 The raw answer is kept beside the cut one (``Rollout.raw_output``): reports show both.
 """
@@ -21,7 +26,7 @@ The raw answer is kept beside the cut one (``Rollout.raw_output``): reports show
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -42,6 +47,7 @@ class LoopCut:
     drop_repeats: bool = True
     seen_share: float = 1.0
     cut_ngram: int = 0
+    drop_blanks: bool = False
 
     def __post_init__(self) -> None:
         lo, hi = _BOUNDS["seen_share"]
@@ -58,8 +64,9 @@ class LoopCut:
     def is_default(self) -> bool:
         return self == LoopCut()
 
-    def apply(self, text: str) -> str:
-        """``text`` with its loops cut (unchanged when the cut is off)."""
+    def apply(self, text: str, strip_blanks: Callable[[str], str] | None = None) -> str:
+        """``text`` with its loops cut (unchanged when the cut is off) and, with
+        ``drop_blanks`` on, the task's ``strip_blanks`` applied last."""
         if not self.enabled or not text:
             return text
         out = collapse_runs(text) if self.collapse_runs else text
@@ -67,6 +74,8 @@ class LoopCut:
             out = drop_repeats(out, self.seen_share)
         if self.cut_ngram:
             out = cut_at_repeat(out, self.cut_ngram)
+        if self.drop_blanks and strip_blanks is not None:
+            out = strip_blanks(out)
         return out.strip()
 
     def to_json(self) -> dict[str, Any]:
@@ -81,7 +90,7 @@ class LoopCut:
         if unknown:
             raise ValueError(f"{where}: unknown field(s) {unknown}")
         kw: dict[str, Any] = {}
-        for name in ("enabled", "collapse_runs", "drop_repeats"):
+        for name in ("enabled", "collapse_runs", "drop_repeats", "drop_blanks"):
             if name in data:
                 if not isinstance(data[name], bool):
                     raise ValueError(f"{where}.{name} must be true or false, got {data[name]!r}")

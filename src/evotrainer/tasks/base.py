@@ -185,6 +185,15 @@ class HasOutputFeatures(Protocol):
 
 
 @runtime_checkable
+class StripsBlanks(Protocol):
+    """A task that knows a template's unfilled blanks in its answers ("<owner>: <task>",
+    "[insert summary here]"): the post-processor's ``drop_blanks`` step applies ``strip_blanks``
+    (policy/postprocess.py)."""
+
+    def strip_blanks(self, text: str) -> str: ...
+
+
+@runtime_checkable
 class HasHumanReferences(Protocol):
     """A task that can write reference answers for synthetic instances like its training
     ones: the discriminator's "human" class (defences/discriminator.py). ``n`` texts drawn with

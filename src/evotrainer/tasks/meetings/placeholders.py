@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from evotrainer.policy.repetition import readability, units, words
+from evotrainer.policy.repetition import SENTENCE_END, readability, units, words
 from evotrainer.tasks.meetings.words import WORD_LISTS
 
 PLACEHOLDER_OWNER = frozenset(
@@ -33,6 +33,8 @@ _SLOT_WORDS = PLACEHOLDER_OWNER | PLACEHOLDER_TASK | frozenset(WORD_LISTS["templ
 _SLOT_START = re.compile(r"^\W*(insert|enter|fill in|add|write|put)\b", re.I)
 # "Owner: task", "Name - Action item": a template's labels with nothing filled in
 _LABELS_ONLY = re.compile(r"^(\w+)\s*[:\-\u2013\u2014]\s*(\w+(?: \w+)?)$")
+# a slot written as a label with something after it: "- <owner>: Johno", "[Task]: send slides"
+_LABEL_SLOT = re.compile(r"<([^<>]{1,60})>\s*:(?=\s*\w)|\[([^\[\]]{1,60})\]\s*:(?=\s*\w)")
 
 
 def is_placeholder_owner(owner: str) -> bool:
@@ -92,3 +94,28 @@ def minutes_readability(text: str) -> float:
     sentences and lines without a template's blank, so minutes that copy "[2 paragraphs]" or
     "- <owner>: <task>" from their template score lower than the same minutes without them."""
     return readability(text) * (1.0 - blank_share(text))
+
+
+def strip_blanks(text: str) -> str:
+    """``text`` without its template's blanks (the post-processor's ``drop_blanks`` step,
+    policy/postprocess.py): a slot used as a label before what fills it keeps its words
+    ("- <owner>: Johno" -> "- Owner: Johno"); a sentence or line that still holds a blank goes
+    ("- <action item 1>:", "Summary: [insert key statement here]"). Lines are kept otherwise as
+    written."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        line = _LABEL_SLOT.sub(_label_words, line)
+        if not has_blank(line):
+            out.append(line)
+            continue
+        kept = [s for s in SENTENCE_END.split(line) if s.strip() and not has_blank(s)]
+        if kept and words(" ".join(kept)):
+            out.append(" ".join(kept))
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
+
+
+def _label_words(m: re.Match[str]) -> str:
+    inner = m.group(1) if m.group(1) is not None else m.group(2)
+    if not is_blank_span(inner):
+        return m.group(0)
+    return inner.strip().capitalize() + ":"

@@ -24,6 +24,7 @@ from evotrainer.tasks.base import (
     TaskGenerator,
     ValidationMetric,
 )
+from evotrainer.tasks.meetings import placeholders
 from evotrainer.tasks.meetings.features import MINUTES_FEATURES, human_reference_pool
 from evotrainer.tasks.meetings.generator import MeetingGenerator, meeting_instance
 from evotrainer.tasks.meetings.loader import load_instances, parse_meeting_record, save_meetings
@@ -185,6 +186,9 @@ class MeetingTask(BaseTask):
             action_truth=(),
         )
         return replace(instance, payload=bare)
+
+    def strip_blanks(self, text: str) -> str:
+        return placeholders.strip_blanks(text)
 
     def output_features(self) -> OutputFeatures:
         """The learned reward model's features of minutes (``HasOutputFeatures``)."""
