@@ -2,7 +2,7 @@
 the fake model ``fake:minutes``, seed 0) writes the same run directory (summary.json, best
 policy, archive, front, events, checkpoints; minus times) under this tree as under the base
 commit (``demo_identity.BASE``: the last commit that changed the demo's behaviour on purpose,
-issue 46's defaults; benchmarks/demo_identity.py). About 20 s: two short runs."""
+issue 46's drop_blanks gene; benchmarks/demo_identity.py). About 20 s: two short runs."""
 
 from __future__ import annotations
 
