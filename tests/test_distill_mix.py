@@ -180,10 +180,8 @@ def test_weights_first_trains_on_the_references_before_generation_one(tmp_path):
     assert bred and min(p.lineage.generation for p in bred) == 1
 
 
-def test_the_mix_genes_steer_a_distillation_and_survive_a_checkpoint(
-    tmp_path,
-    fake_training,  # noqa: F811 - the fixture imported above
-):
+def _references_warm_start(tmp_path):
+    """Two distillations on the references only, the second warm-started from the first."""
     cfg = config(tmp_path, mix_genes=True, every=1, max_rounds=2)
     cfg = cfg.model_copy(
         update={
@@ -207,7 +205,14 @@ def test_the_mix_genes_steer_a_distillation_and_survive_a_checkpoint(
             )
         }
     )
-    co, res = run(tmp_path, cfg)
+    return cfg
+
+
+def test_the_mix_genes_steer_a_distillation_and_survive_a_checkpoint(
+    tmp_path,
+    fake_training,  # noqa: F811 - the fixture imported above
+):
+    co, res = run(tmp_path, _references_warm_start(tmp_path))
     records = [r for r in res.summary["distillations"] if r["adapter"]]
     assert records
     assert all(r["pairs"]["references"] == r["pairs"]["pairs"] for r in records)
@@ -225,8 +230,33 @@ def test_the_mix_genes_steer_a_distillation_and_survive_a_checkpoint(
     # distill_warm_start 1: the second adapter starts from the weights of the first (kept, so
     # the best policy carries it); the first is trained from scratch
     assert records[0]["kept"] and len(fake_training.starts) == 2
-    starts = [None if x is None else Path(x).stem for x in fake_training.starts]
-    assert starts == [None, records[0]["adapter"]]
+    assert fake_training.starts == [None, records[0]["adapter"]]
+    warm = [r for r in records if r.get("training", {}).get("started_from")]
+    assert [r["training"]["started_from"] for r in warm] == [f"{records[0]['adapter']}.gguf"]
+
+
+def test_a_warm_start_refuses_an_adapter_file_changed_after_it_was_recorded(
+    tmp_path,
+    monkeypatch,
+    fake_training,  # noqa: F811 - the fixture imported above
+):
+    """The adapter a warm start reads is checked by hash like one being served: a file
+    changed in the run directory after the first distillation stops the second."""
+    import evotrainer.distill.train as train_module
+    from evotrainer.errors import DataError
+
+    fake = train_module.train_adapter
+
+    def train_then_tamper(pairs, settings, out_dir, progress=None, start_from=None):
+        result = fake(pairs, settings, out_dir, progress, start_from=start_from)
+        with open(Path(out_dir) / f"{result.sha256}.gguf", "ab") as f:
+            f.write(b"changed")
+        return result
+
+    monkeypatch.setattr(train_module, "train_adapter", train_then_tamper)
+    with pytest.raises(DataError, match="sha256 is not the recorded one"):
+        run(tmp_path, _references_warm_start(tmp_path))
+    assert fake_training.starts == [None]  # the second training never started
 
 
 @pytest.mark.usefixtures("fake_training")

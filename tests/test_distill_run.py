@@ -46,13 +46,13 @@ def strong_llm(task: RecordingMeetingTask) -> FunctionLLM:
 class _Calls(list):
     def __init__(self) -> None:
         super().__init__()
-        self.starts: list[Path | None] = []
+        self.starts: list[str | None] = []
 
 
 @pytest.fixture()
 def fake_training(monkeypatch):
     """train_adapter writes a file of the pairs' text, named by its hash; records the calls
-    (the pairs' count) and, in ``calls.starts``, the adapter file each started from."""
+    (the pairs' count) and, in ``calls.starts``, the sha256 of the adapter each started from."""
     calls = _Calls()
 
     def train(pairs, settings, out_dir, progress=None, start_from=None):
@@ -61,7 +61,12 @@ def fake_training(monkeypatch):
         Path(out_dir).mkdir(parents=True, exist_ok=True)
         (Path(out_dir) / f"{sha}.gguf").write_bytes(data)
         calls.append(len(pairs))
-        calls.starts.append(start_from)
+        # the bytes it started from, by their hash (the engine hands it a verified copy)
+        calls.starts.append(
+            None
+            if start_from is None
+            else hashlib.sha256(Path(start_from).read_bytes()).hexdigest()
+        )
         if progress is not None:
             progress(type("P", (), {"step": 1, "steps": 1, "loss": 1.0, "tokens_per_s": 1.0,
                                     "eta_s": 0.0})())  # fmt: skip

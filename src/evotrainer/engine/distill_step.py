@@ -55,7 +55,7 @@ from evotrainer.harness.distill_pairs import (
     choose_pairs,
 )
 from evotrainer.harness.genome import HarnessGenome
-from evotrainer.llm.adapter_file import adapter_file_name
+from evotrainer.llm.adapter_file import adapter_file_name, verified_copy
 from evotrainer.loops.inner import PolicyOptimizer
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.policy.seeds import seed_policies
@@ -322,12 +322,10 @@ class DistillStep:
         d = c.cfg.distill
         mix = Mix.of(genes if genes is not None else s.harness.genes)
         pairs = list(choice.pairs)
-        start_from = None
+        carried = None
         if mix is not None and mix.warm_start:
             pairs += [TrainingPair(**p) for p in s.distill_last_pairs]
             carried = s.inner.best().adapter
-            if carried is not None:
-                start_from = c.adapters.directory() / adapter_file_name(carried)
         settings = LoraSettings(
             rank=d.rank,
             alpha=d.alpha,
@@ -350,10 +348,16 @@ class DistillStep:
                 eta_s=p.eta_s,
             )
 
-        result = lora.train_adapter(
-            pairs, settings, c.adapters.directory(), progress, start_from=start_from
-        )
-        return result.to_dict()
+        if carried is None:
+            return lora.train_adapter(pairs, settings, c.adapters.directory(), progress).to_dict()
+        # the adapter to start from is read as serving reads one: its bytes hashed against the
+        # recorded sha256 and the trainer given a private copy of exactly those bytes
+        path = c.adapters.directory() / adapter_file_name(carried)
+        with verified_copy(path, carried) as (copy, _):
+            result = lora.train_adapter(
+                pairs, settings, c.adapters.directory(), progress, start_from=copy
+            )
+        return {**result.to_dict(), "started_from": path.name}
 
     def _with_adapter(self, sha: str) -> list[PolicyGenome]:
         s = self.s
