@@ -212,6 +212,26 @@ def test_a_tables_blanks_and_a_bracketed_owner_follow_the_same_rule() -> None:
     assert parse_action_item("<who>: book the room").owner is None
 
 
+@pytest.mark.parametrize(
+    ("text", "owner", "task"),
+    [
+        ("[Mike]: book the room", "Mike", "book the room"),
+        ("<Kate>: check the prices", "Kate", "check the prices"),
+        ("[Owner]: send the slides", None, "send the slides"),
+        ("Owner: draft the plan", None, "draft the plan"),
+        ("[Action item 1]: email the client", None, "email the client"),
+        ("[12:05]: agreed to meet", None, "[12:05]: agreed to meet"),
+    ],
+)
+def test_a_bracketed_owner_is_read_and_a_label_is_taken_off(
+    text: str, owner: str | None, task: str
+) -> None:
+    """Stop 54's note: "[Owner]: send the slides" kept the label in its task; a bracketed name
+    is the owner, a template's label ("[Owner]", "Owner", "[Action item 1]") is no owner and
+    leaves the task without it; a time in brackets is neither."""
+    assert parse_action_item(text) == ParsedActionItem(owner, task)
+
+
 def test_dialogue_echo_is_not_action_items() -> None:
     """A small model often continues the transcript: "Speaker: text" lines are not tasks."""
     text = "Tom Becker: Good morning everyone.\nMaria Lopez: Can we keep March 14?\nTom Becker: I'll send the report.\n"
