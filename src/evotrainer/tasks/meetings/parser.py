@@ -53,7 +53,7 @@ from evotrainer.tasks.meetings.lines import (
     strip_markdown,
 )
 from evotrainer.tasks.meetings.placeholders import (
-    is_blank_span,
+    bracketed_or_label_owner,
     is_placeholder,
     is_placeholder_owner,
 )
@@ -162,10 +162,6 @@ _OWNER_WILL = re.compile(
 )
 _OWNER_SUFFIX = re.compile(r"^(.+?)\s+(?:[-\u2013\u2014]{1,2}|\u2192|->)\s+(" + _NAME + r")\s*\.?$")
 _OWNER_PAREN = re.compile(r"^(.+?)\s*\((" + _NAME + r")\)\s*\.?$")
-# "[Mike]: book the room", "<Kate>: check prices", "[Owner]: send the slides" (a template's label)
-_OWNER_BRACKETED = re.compile(r"^[\[<]([^\[\]<>]{1,40})[\]>]\s*:\s*(.+)$")
-# "Owner: draft the plan": a template's owner label left unfilled before the task
-_LABEL_PREFIX = re.compile(r"^(\w+)\s*:\s*(.+)$")
 _FIRST_PERSON = re.compile(
     r"(?:^|\s)(?:i|i'm|i'll|i've|i'd|we|we're|we'll|we've|my|me|us|our|you|you're|let's|"
     r"hi|hello|thanks|thank you|good morning|okay|ok|yes|yeah|no|um|uh)(?=[\s,.!?']|$)",
@@ -297,7 +293,7 @@ def _parse_action_item(text: str) -> ParsedActionItem | None:
             owner = m.group(1).strip()
             s = s[: m.start()].strip()
     if owner is None:
-        owner, s = _bracketed_or_label_owner(s)
+        owner, s = bracketed_or_label_owner(s, _is_name_like)
     if owner is None:
         m = _OWNER_PREFIX.match(s)
         if m and _is_name_like(m.group(1)):
@@ -331,23 +327,6 @@ def _parse_action_item(text: str) -> ParsedActionItem | None:
     if owner is not None and is_placeholder_owner(owner):
         owner = None
     return ParsedActionItem(owner=owner or None, task=task, due=due or None)
-
-
-def _bracketed_or_label_owner(s: str) -> tuple[str | None, str]:
-    """(owner, the rest) of an item that starts with a bracketed owner ("[Mike]: book the
-    room"); a template's label before the task ("[Owner]: ...", "Owner: ...") is taken off
-    with no owner. (None, ``s``) otherwise."""
-    m = _OWNER_BRACKETED.match(s)
-    if m:
-        name = m.group(1).strip()
-        if is_placeholder_owner(name) or is_blank_span(name):
-            return None, m.group(2).strip()
-        if _is_name_like(name) and name[:1].isupper():
-            return name, m.group(2).strip()
-    m = _LABEL_PREFIX.match(s)
-    if m and is_placeholder_owner(m.group(1)):
-        return None, m.group(2).strip()
-    return None, s
 
 
 # --------------------------------------------------------------------------------------------

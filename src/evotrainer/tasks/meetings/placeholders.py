@@ -8,6 +8,7 @@ sentences that hold a blank as unread (``blank_share``; issue 46)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from evotrainer.policy.repetition import SENTENCE_END, readability, units, words
 from evotrainer.tasks.meetings.words import WORD_LISTS
@@ -32,6 +33,10 @@ _INSERT_HERE = re.compile(
 _SLOT_WORDS = PLACEHOLDER_OWNER | PLACEHOLDER_TASK | frozenset(WORD_LISTS["template_slot_words"])
 _SLOT_START = re.compile(r"^\W*(insert|enter|fill in|add|write|put)\b", re.I)
 # "Owner: task", "Name - Action item": a template's labels with nothing filled in
+# "[Mike]: book the room", "<Kate>: check prices", "[Owner]: send the slides" (a template's label)
+_OWNER_BRACKETED = re.compile(r"^[\[<]([^\[\]<>]{1,40})[\]>]\s*:\s*(.+)$")
+# "Owner: draft the plan": a template's owner label left unfilled before the task
+_LABEL_PREFIX = re.compile(r"^(\w+)\s*:\s*(.+)$")
 _LABELS_ONLY = re.compile(r"^(\w+)\s*[:\-\u2013\u2014]\s*(\w+(?: \w+)?)$")
 # a slot written as a label with something after it: "- <owner>: Johno", "[Task]: send slides"
 _LABEL_SLOT = re.compile(r"<([^<>]{1,60})>\s*:(?=\s*\w)|\[([^\[\]]{1,60})\]\s*:(?=\s*\w)")
@@ -119,3 +124,21 @@ def _label_words(m: re.Match[str]) -> str:
     if not is_blank_span(inner):
         return m.group(0)
     return inner.strip().capitalize() + ":"
+
+
+def bracketed_or_label_owner(s: str, is_name_like: Callable[[str], bool]) -> tuple[str | None, str]:
+    """(owner, the rest) of an item that starts with a bracketed owner ("[Mike]: book the
+    room"); a template's label before the task ("[Owner]: ...", "Owner: ...") is taken off
+    with no owner (the parser's action items; ``is_name_like``: its test of an owner's
+    words). (None, ``s``) otherwise."""
+    m = _OWNER_BRACKETED.match(s)
+    if m:
+        name = m.group(1).strip()
+        if is_placeholder_owner(name) or is_blank_span(name):
+            return None, m.group(2).strip()
+        if is_name_like(name) and name[:1].isupper():
+            return name, m.group(2).strip()
+    m = _LABEL_PREFIX.match(s)
+    if m and is_placeholder_owner(m.group(1)):
+        return None, m.group(2).strip()
+    return None, s
