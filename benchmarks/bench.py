@@ -12,8 +12,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from benchmarks import bench_profile
 from benchmarks import common as C
-from benchmarks import profile
 from benchmarks.splits import Splits, meeting_splits
 from evotrainer.config import ModelConfig
 from evotrainer.evaluation.evaluator import Evaluator
@@ -50,8 +50,8 @@ class Bench:
         self.args = args
         self.prof = prof
         self.budget = int(prof["budget"])
-        self.weights = profile.weights(prof)
-        self.decoding, self.cut = profile.genes(prof)
+        self.weights = bench_profile.weights(prof)
+        self.decoding, self.cut = bench_profile.genes(prof)
         self.domain = prof.get("task", "meetings")
         self.work: Path = Path(args.work_dir) if args.work_dir else C.WORK / f"quality-{args.tag}"
         self.work.mkdir(parents=True, exist_ok=True)
@@ -62,7 +62,7 @@ class Bench:
             self.weights = dict(dialogue.S_VAL)
             data = dialogue.splits(self.task, prof, args, self.work)
         else:
-            self.task = profile.meeting_task(prof)
+            self.task = bench_profile.meeting_task(prof)
             data = meeting_splits(self.task, args, prof, self.work)
         self.splits: Splits = data
         self.selection, self.confirmation = data.selection, data.confirmation

@@ -57,8 +57,8 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks import bench_profile, dialogue, result_file  # noqa: E402
 from benchmarks import common as C  # noqa: E402
-from benchmarks import dialogue, profile, result_file  # noqa: E402
 from benchmarks.cells import runner  # noqa: E402
 from benchmarks.cells.table import table_from_dir  # noqa: E402
 from benchmarks.methods import registry  # noqa: E402
@@ -69,7 +69,7 @@ from evotrainer.llm.base import SamplingParams  # noqa: E402
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """The profile's run: into a results directory (a profile with ``cells``, or
     ``--results-dir``) or one JSON file (quick, full)."""
-    prof = profile.resolve(args)
+    prof = bench_profile.resolve(args)
     if prof.get("cells") or args.results_dir:
         return runner.run(args, prof)
     return result_file.run(args, prof)
@@ -78,8 +78,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def estimate(args: argparse.Namespace) -> dict[str, Any]:
     """Seconds per call at the profile's sizes (seeds A, B, C on one test meeting: one cold
     prefill, two with the transcript prefix reused) times the number of calls of a full run."""
-    prof = profile.resolve(args)
-    task = profile.meeting_task(prof)
+    prof = bench_profile.resolve(args)
+    task = bench_profile.meeting_task(prof)
     inst = C.load_split(task, args.test_data, 1, name="estimate", synthetic_seed=2002).instances
     backend = C.make_backend(args.model, prof["n_ctx"], args.threads, args.base_url)
     params = SamplingParams(temperature=0.0, max_tokens=prof["max_tokens"], seed=0)
@@ -120,7 +120,7 @@ def estimate(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _what_and_model(ap: argparse.ArgumentParser) -> None:
-    ap.add_argument("--profile", choices=profile.names(), default="quick")
+    ap.add_argument("--profile", choices=bench_profile.names(), default="quick")
     ap.add_argument("--budget", type=int, help="backend LLM calls per method per seed")
     ap.add_argument(
         "--seeds",

@@ -7,8 +7,8 @@ import importlib.util
 import json
 
 import pytest
+from benchmarks import bench_profile, efficiency, engine, quality, result_file, run_all
 from benchmarks import common as C
-from benchmarks import efficiency, engine, profile, quality, result_file, run_all
 from benchmarks.cells import adapters, grid
 from benchmarks.cells import settings as cell_settings
 from benchmarks.cells import summary as cell_summary
@@ -199,7 +199,7 @@ def test_quality_table_and_estimate_modes(tmp_path, capsys):
     capsys.readouterr()
     assert quality.main(["--estimate", "--model", C.FAKE_SPEC, "--profile", "full"]) == 0
     est = json.loads(capsys.readouterr().out)
-    assert est["calls"]["budgeted"] == 5 * 3 * profile.load("full")["budget"]
+    assert est["calls"]["budgeted"] == 5 * 3 * bench_profile.load("full")["budget"]
 
 
 # -- the standard profile: cells in a results directory -------------------------------------
@@ -415,7 +415,7 @@ def test_standard_table_needs_a_results_directory(tmp_path):
 def test_standard_estimate_counts_every_test_meeting(capsys):
     assert quality.main(["--estimate", "--model", C.FAKE_SPEC, "--profile", "standard"]) == 0
     est = json.loads(capsys.readouterr().out)
-    prof = profile.load("standard")
+    prof = bench_profile.load("standard")
     assert est["calls"]["budgeted"] == 5 * 3 * prof["budget"]
     n_test = sum(est["test_meetings"].values())
     assert est["calls"]["test_at_most"] == n_test * (3 + 5 * 3)
@@ -441,15 +441,17 @@ def test_every_method_scores_with_the_profiles_empty_reference_rule():
 
     from tests.test_metrics import ami_like
 
-    prof = dict(profile.load("standard"))
+    prof = dict(bench_profile.load("standard"))
     assert prof["empty_reference_items"] == "skip"
     none = ami_like(())  # an AMI meeting whose reference lists no action item
     answer = "## Summary\nThe team met.\n## Action items\n- Tom: invent work\n"
-    scorer = Scorer(profile.meeting_task(prof), None, None, C.S_VAL_WEIGHTS)  # type: ignore[arg-type]
+    scorer = Scorer(bench_profile.meeting_task(prof), None, None, C.S_VAL_WEIGHTS)  # type: ignore[arg-type]
     s, row = scorer.score_output(none, answer)
     assert row["action_item_f1"] is None and s == pytest.approx(row["rougeL"])
     assert "not scored" in feedback_text(none, Scored(answer, s, row))
-    quick = Scorer(profile.meeting_task(profile.load("quick")), None, None, C.S_VAL_WEIGHTS)  # type: ignore[arg-type]
+    quick = Scorer(
+        bench_profile.meeting_task(bench_profile.load("quick")), None, None, C.S_VAL_WEIGHTS
+    )  # type: ignore[arg-type]
     assert quick.score_output(none, answer)[1]["action_item_f1"] == 0.0  # abstain
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 
+from benchmarks import bench_profile, quality
 from benchmarks import common as C
-from benchmarks import profile, quality
 
 from tests.support import real_data, tiny_profile
 from tests.test_distill_profile import fake_training
@@ -36,7 +36,7 @@ TINY = tiny_profile(
 
 
 def test_the_profile_acts_as_issue_47_asks():
-    prof = profile.load("distill-1000")
+    prof = bench_profile.load("distill-1000")
     assert prof["budget"] == 1000 and prof["trial_generations"] > 0
     assert prof["genes"] == "task" and prof["s_val_weights"] == "task"  # the readable defaults
     assert set(METHODS) <= set(prof["methods"]) and prof["cut_targets"]

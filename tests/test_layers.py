@@ -151,6 +151,16 @@ def test_the_benchmarks_import_no_cycle():
     assert not cycles, _show(cycles)
 
 
+def test_no_benchmark_module_shadows_the_standard_library():
+    """``python benchmarks/X.py`` puts benchmarks/ first on sys.path, so a module there named
+    like a standard one is imported in its place: benchmarks/profile.py hid ``profile``, and
+    torch's import of cProfile failed, so every distilling cell of the quality benchmark
+    (sft_refs, weights_*, alternation) stopped with "distillation needs the optional extra"
+    (renamed bench_profile.py)."""
+    names = {p.stem for p in (REPO / "benchmarks").iterdir() if p.suffix == ".py" or p.is_dir()}
+    assert sorted(names & set(sys.stdlib_module_names)) == []
+
+
 LAZY = re.compile(r"#\s*lazy:\s*(optional dependency|start-up time)\b")
 
 
