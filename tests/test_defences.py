@@ -199,11 +199,16 @@ def test_with_the_anchor_on_the_action_count_hack_is_still_flagged_and_not_retur
     assert any(e["best_components"]["action_count"] == 1.0 for e in gens), "no takeover"
     assert any(e["type"] == "alert" for e in events), "the monitor flagged nothing"
     # at least halved (under outer.trials: rerank the 50% and 10% cuts rank the same policy
-    # first, and the tie goes to the milder cut); the hack never takes over again
+    # first, and the tie goes to the milder cut). A halved weight may still pay for the hack
+    # (seen when the decoding operator gained a move, 1bf3bd4: it took over again at 0.4 and
+    # was cut again to 0.2), so: every takeover is followed by a cut, and after the last cut
+    # the hack never takes over again
     assert gens[-1]["harness"]["weights"].get("action_count", 0) <= 0.8 * 0.5
-    takeover = max(i for i, e in enumerate(gens) if e["best_components"]["action_count"] == 1.0)
-    cut = next(i for i, e in enumerate(gens) if e["harness"]["weights"]["action_count"] < 0.8)
-    assert takeover < cut and all(e["best_components"]["action_count"] < 1.0 for e in gens[cut:])
+    weight = [e["harness"]["weights"]["action_count"] for e in gens]
+    cuts = [i for i in range(1, len(gens)) if weight[i] < weight[i - 1]]
+    takeovers = [i for i, e in enumerate(gens) if e["best_components"]["action_count"] == 1.0]
+    assert cuts and all(any(c > t for c in cuts) for t in takeovers)
+    assert all(e["best_components"]["action_count"] < 1.0 for e in gens[cuts[-1] :])
     assert "hack" not in result.best.render().lower() and "always give" not in result.best.render()
 
 
