@@ -57,8 +57,10 @@ def _memo_answers(run: Path) -> list[tuple[str, str, str]]:
     return out
 
 
-def _score(task: MeetingTask, weights: dict[str, float], inst: Any, text: str) -> dict[str, float]:
-    s = task.validation_metric().score(inst, text, task.parse(text))
+def _score(
+    task: MeetingTask, metric: Any, weights: dict[str, float], inst: Any, text: str
+) -> dict[str, float]:
+    s = metric.score(inst, text, task.parse(text))
     row = {k: float(s.get(k) or 0.0) for k in KEYS if k not in ("s_val", "words")}
     return {**row, "s_val": combine_s_val(s, weights), "words": float(len(words(text)))}
 
@@ -70,6 +72,7 @@ def measure_run(run: Path, meetings: dict[str, Any]) -> dict[str, Any]:
     task = MeetingTask(
         max_input_tokens=10**6, empty_reference_items=cfg["task"]["empty_reference_items"]
     )
+    metric = task.validation_metric()
     diffs: dict[str, list[float]] = {k: [] for k in KEYS}
     mask: list[bool] = []
     policies = set()
@@ -81,8 +84,8 @@ def measure_run(run: Path, meetings: dict[str, Any]) -> dict[str, Any]:
                 diffs[k].append(0.0)
             continue
         policies.add(key)
-        before = _score(task, weights, meetings[mid], text)
-        after = _score(task, weights, meetings[mid], stripped)
+        before = _score(task, metric, weights, meetings[mid], text)
+        after = _score(task, metric, weights, meetings[mid], stripped)
         for k in KEYS:
             diffs[k].append(after[k] - before[k])
     return {

@@ -71,6 +71,8 @@ class Evaluator:
         self.sampling = sampling
         self.runner = runner or SerialRunner()
         self.components = dict(components or task.reward_components())
+        # the task's rule for a template's blanks (the post-processor's drop_blanks step)
+        self.strip_blanks = task.strip_blanks if isinstance(task, StripsBlanks) else None
         self.store: dict[tuple[str, str], EvalRecord] = {}
         self.instances: dict[str, Instance] = {}
         self.guard = guard  # stops the run when too many answers fail (None: never)
@@ -94,8 +96,8 @@ class Evaluator:
         its loop cut applied to every answer, sampled with its decoding genes."""
         llm = self.llm_for(policy)
         if policy.postprocess.enabled:
-            blanks = self.task.strip_blanks if isinstance(self.task, StripsBlanks) else None
-            llm = PostProcessedLLM(llm, partial(policy.postprocess.apply, strip_blanks=blanks))
+            cut = partial(policy.postprocess.apply, strip_blanks=self.strip_blanks)
+            llm = PostProcessedLLM(llm, cut)
         return llm, self.sampling_for(policy)
 
     def sampling_for(self, policy: PolicyGenome) -> SamplingParams:

@@ -22,7 +22,7 @@ from typing import Any
 from evotrainer.operators.base import BaseOperator, OperatorContext
 from evotrainer.policy.decoding import BOUNDS, DecodingGenes
 from evotrainer.policy.genome import PolicyGenome
-from evotrainer.policy.postprocess import LoopCut
+from evotrainer.policy.postprocess import SWITCHES, LoopCut
 from evotrainer.types import Lineage
 
 TUNABLE_GENES = (
@@ -81,10 +81,17 @@ def step_loop_cut(cut: LoopCut, ctx: OperatorContext) -> tuple[LoopCut, str]:
     """``cut`` switched on or off, or one of its settings changed."""
     moves: Sequence[str] = ("enabled",)
     if cut.enabled:
-        moves = ("enabled", "collapse_runs", "drop_repeats", "seen_share", "cut_ngram")
-        moves += ("drop_blanks",)
+        # the draw's order is part of a seeded run's course: keep it
+        moves = (
+            "enabled",
+            "collapse_runs",
+            "drop_repeats",
+            "seen_share",
+            "cut_ngram",
+            "drop_blanks",
+        )
     move = ctx.rng.choice(list(moves))
-    if move in ("enabled", "collapse_runs", "drop_repeats", "drop_blanks"):
+    if move in SWITCHES:
         value = not getattr(cut, move)
         return replace(cut, **{move: value}), f"loop cut {move} -> {value}"
     if move == "seen_share":

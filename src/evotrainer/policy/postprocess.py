@@ -36,6 +36,8 @@ RUN_PHRASE_MAX = 8  # longest phrase (words) whose immediate repetition is colla
 RUN_MIN_REPEATS = 3  # a phrase said this many times in a row is a run
 
 _BOUNDS: dict[str, tuple[float, float]] = {"seen_share": (0.5, 1.0), "cut_ngram": (0, 24)}
+# the genes that switch the cut or one of its steps on and off
+SWITCHES = ("enabled", "collapse_runs", "drop_repeats", "drop_blanks")
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ class LoopCut:
         if unknown:
             raise ValueError(f"{where}: unknown field(s) {unknown}")
         kw: dict[str, Any] = {}
-        for name in ("enabled", "collapse_runs", "drop_repeats", "drop_blanks"):
+        for name in SWITCHES:
             if name in data:
                 if not isinstance(data[name], bool):
                     raise ValueError(f"{where}.{name} must be true or false, got {data[name]!r}")
@@ -152,7 +154,7 @@ def _first_run(toks: list[str]) -> tuple[int, int, int] | None:
     return None
 
 
-def _split_keep(line: str) -> list[str]:
+def split_sentences(line: str) -> list[str]:
     """A line cut into its sentences, each keeping the space that followed it."""
     parts: list[str] = []
     last = 0
@@ -175,7 +177,7 @@ def drop_repeats(text: str, seen_share: float = 1.0) -> str:
             out_lines.append(line)
             continue
         kept: list[str] = []
-        for sentence in _split_keep(line):
+        for sentence in split_sentences(line):
             key = unit_key(sentence)
             if not key:
                 kept.append(sentence)
@@ -191,7 +193,7 @@ def drop_repeats(text: str, seen_share: float = 1.0) -> str:
         joined = "".join(kept).rstrip()
         if joined and words(joined):
             out_lines.append(joined)
-    return _squeeze_blank_lines("\n".join(out_lines))
+    return squeeze_blank_lines("\n".join(out_lines))
 
 
 def cut_at_repeat(text: str, n: int) -> str:
@@ -200,18 +202,18 @@ def cut_at_repeat(text: str, n: int) -> str:
     out_lines: list[str] = []
     for line in text.splitlines():
         kept: list[str] = []
-        for sentence in _split_keep(line):
+        for sentence in split_sentences(line):
             grams = ngrams(words(sentence), n)
             # a repeat inside the sentence itself counts too
             if any(g in seen for g in grams) or len(set(grams)) < len(grams):
                 if kept:
                     out_lines.append("".join(kept).rstrip())
-                return _squeeze_blank_lines("\n".join(out_lines))
+                return squeeze_blank_lines("\n".join(out_lines))
             seen.update(grams)
             kept.append(sentence)
         out_lines.append("".join(kept).rstrip())
-    return _squeeze_blank_lines("\n".join(out_lines))
+    return squeeze_blank_lines("\n".join(out_lines))
 
 
-def _squeeze_blank_lines(text: str) -> str:
+def squeeze_blank_lines(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", text).strip()

@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from evotrainer.policy.repetition import SENTENCE_END, readability, units, words
+from evotrainer.policy.postprocess import split_sentences, squeeze_blank_lines
+from evotrainer.policy.repetition import readability, units, words
 from evotrainer.tasks.meetings.words import WORD_LISTS
 
 PLACEHOLDER_OWNER = frozenset(
@@ -113,10 +114,10 @@ def strip_blanks(text: str) -> str:
         if not has_blank(line):
             out.append(line)
             continue
-        kept = [s for s in SENTENCE_END.split(line) if s.strip() and not has_blank(s)]
-        if kept and words(" ".join(kept)):
-            out.append(" ".join(kept))
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
+        kept = "".join(s for s in split_sentences(line) if not has_blank(s)).rstrip()
+        if words(kept):
+            out.append(kept)
+    return squeeze_blank_lines("\n".join(out))
 
 
 def _label_words(m: re.Match[str]) -> str:
