@@ -278,6 +278,48 @@ def test_an_outer_step_trial_trains_a_small_adapter_under_its_variant(tmp_path):
     assert TRIAL in co.state.hopt.trials
 
 
+@pytest.mark.parametrize("warm", [0.0, 1.0])
+def test_a_trial_adapter_is_a_step_from_the_main_lines_weights(
+    tmp_path,
+    fake_training,  # noqa: F811 - the fixture imported above
+    warm,
+):
+    """Weights first, then an outer step of rerun trials: each trial's small adapter starts
+    from the references' adapter its population carries (warm-start gene 0 or 1), never
+    from scratch, so the winning trial's population, which goes on as the main line, does
+    not trade the references' weights for 4 pairs' (found in the first distill-1000 cell).
+    Warm-starting, a trial rehearses as many of the last kept pairs as it has new ones."""
+    cfg = config(tmp_path, schedule="weights_first", max_rounds=1, mix_genes=True, trial_pairs=4)
+    genes = config_from_dict(
+        {"harness": {"genes": {"distill_warm_start": {"initial": warm, "step": 0.0}}}}
+    ).harness.genes
+    cfg = cfg.model_copy(
+        update={
+            "outer": cfg.outer.model_copy(
+                update={"enabled": True, "trials": "rerun", "every": 2, "variants": 1}
+            ),
+            "harness": cfg.harness.model_copy(update={"genes": {**cfg.harness.genes, **genes}}),
+        }
+    )
+    co, res = run(tmp_path, cfg)
+    first, *rest = res.summary["distillations"]
+    assert first["kept"] and not first.get("trial")
+    trials = [r for r in rest if r.get("trial") and r["adapter"]]
+    assert trials, rest
+    assert co.state.harness.genes["distill_warm_start"] == warm
+    # the first training (the references') from scratch, every trial's from an adapter the
+    # run trained before it; those of the first outer step from the references' adapter
+    assert fake_training.starts[0] is None
+    assert all(sha is not None for sha in fake_training.starts[1:])
+    trained = [first["adapter"], *(r["adapter"] for r in trials)]
+    assert all(sha in trained[: i + 1] for i, sha in enumerate(fake_training.starts[1:]))
+    step1 = [i for i, r in enumerate(trials) if r["trial"]["outer_step"] == 1]
+    assert step1 and all(fake_training.starts[1 + i] == first["adapter"] for i in step1)
+    assert all(r["pairs"]["pairs"] <= 4 for r in trials)
+    trained_on = fake_training[1:]  # pairs per training: new ones (+ as many rehearsed)
+    assert trained_on == [r["pairs"]["pairs"] * (2 if warm else 1) for r in trials]
+
+
 @pytest.mark.parametrize("trials", ["rerank", "rank"])
 def test_no_distillation_trial_without_rerun_trials(trials):
     from evotrainer.engine.state import run_trials

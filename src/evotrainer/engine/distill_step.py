@@ -313,18 +313,34 @@ class DistillStep:
         return fresh
 
     def _train_adapter(
-        self, choice: PairChoice, genes: dict[str, float] | None = None, seed: int | None = None
+        self,
+        choice: PairChoice,
+        genes: dict[str, float] | None = None,
+        seed: int | None = None,
+        trial_of: PolicyGenome | None = None,
     ) -> dict[str, Any]:
         """Train on the choice's pairs; the data-mix genes (default the current harness's)
         set the epochs and whether this adapter warm-starts: from the weights of the adapter
-        the best policy carries, rehearsing the pairs the last kept adapter learned."""
+        the best policy carries, rehearsing the pairs the last kept adapter learned.
+
+        A trial's adapter (``trial_of``: the trial population's best) always starts from the
+        weights that policy carries: a trial is a small step from the main line's weights
+        under its variant's mix, and its population goes on as the main line when it wins,
+        so a small adapter trained from scratch would stand in for the main line's (the
+        references' 64 pairs replaced by 16, measured: issue 47). Warm-starting, it rehearses
+        at most as many of the last kept pairs as it has new ones, so it stays small."""
         c, s = self.c, self.s
         d = c.cfg.distill
         mix = Mix.of(genes if genes is not None else s.harness.genes)
         pairs = list(choice.pairs)
+        last = [TrainingPair(**p) for p in s.distill_last_pairs]
         carried = None
-        if mix is not None and mix.warm_start:
-            pairs += [TrainingPair(**p) for p in s.distill_last_pairs]
+        if trial_of is not None:
+            carried = trial_of.adapter
+            if mix is not None and mix.warm_start:
+                pairs += last[: len(choice.pairs)]
+        elif mix is not None and mix.warm_start:
+            pairs += last
             carried = s.inner.best().adapter
         settings = LoraSettings(
             rank=d.rank,
@@ -430,7 +446,8 @@ def trial_adapter(
 ) -> None:
     """A ``distillation`` trial (``distill.mix_genes`` under rerun trials): a small adapter
     (``distill.trial_pairs`` pairs, no fresh instances) trained under variant ``h``'s data mix
-    from the trial's policies' answers; the trial's population carries it for its generations,
+    from the trial's policies' answers, starting from the weights the trial's best carries
+    (``DistillStep._train_adapter``); the trial's population carries it for its generations,
     and the outer step's validation of the trial's best judges the mix on s_val. Recorded in
     the run's distillations (its training CPU counts) with ``trial`` set; the main line's
     adapter changes only when this trial wins."""
@@ -445,7 +462,7 @@ def trial_adapter(
         step._distill_record(s.distill_rounds, None, choice, None, False, why, tag)  # noqa: SLF001
         return
     seed = c.cfg.seed + 1000 * s.outer_step + trial
-    result = step._train_adapter(choice, genes, seed)  # noqa: SLF001
+    result = step._train_adapter(choice, genes, seed, trial_of=opt.best())  # noqa: SLF001
     sha = result["sha256"]
     note = f"outer step {s.outer_step} trial {trial + 1}: adapter {sha[:12]}"
     rebased = []
