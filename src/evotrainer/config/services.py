@@ -114,7 +114,8 @@ class DistillConfig(_Strict):
         description="the data mix as harness genes (distill_refs, distill_own, "
         "distill_context, distill_samples, distill_epochs, distill_warm_start; "
         "harness/distill_mix.py): with the outer loop on, each outer-step trial trains a small "
-        "adapter under its variant's mix and is judged on s_val",
+        "adapter under its variant's mix, starting from the weights its population carries, "
+        "and is judged on s_val",
     )
     trial_pairs: int = Field(
         16, ge=1, description="the pairs of an outer-step trial's small adapter (mix_genes)"
