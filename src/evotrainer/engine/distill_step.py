@@ -333,15 +333,15 @@ class DistillStep:
         d = c.cfg.distill
         mix = Mix.of(genes if genes is not None else s.harness.genes)
         pairs = list(choice.pairs)
-        last = [TrainingPair(**p) for p in s.distill_last_pairs]
+        warm = mix is not None and mix.warm_start
         carried = None
         if trial_of is not None:
             carried = trial_of.adapter
-            if mix is not None and mix.warm_start:
-                pairs += last[: len(choice.pairs)]
-        elif mix is not None and mix.warm_start:
-            pairs += last
+        elif warm:
             carried = s.inner.best().adapter
+        if warm:
+            last = s.distill_last_pairs if trial_of is None else s.distill_last_pairs[: len(pairs)]
+            pairs += [TrainingPair(**p) for p in last]
         settings = LoraSettings(
             rank=d.rank,
             alpha=d.alpha,
