@@ -376,6 +376,27 @@ def test_a_method_appended_to_a_profile_is_no_difference_but_any_other_change_is
     ) == {"evotrainer"}
 
 
+def test_a_setting_one_method_reads_may_change_until_a_cell_of_it_finished(tmp_path):
+    """sft_refs_cpu's epochs are set from the full method's measured training CPU, after
+    other cells ran: taken on (and recorded) while no sft_refs_cpu cell has finished; once
+    one has, the change is left to the refusal, as every compared setting's."""
+
+    def comp(epochs):
+        return {"settings": {"budget": 1000, "sft_cpu_epochs": epochs}}
+
+    doc, inv = {"compared": comp(6)}, {}
+    C.write_json(tmp_path / "cells" / "sft_refs-seed0.json", {"method": "sft_refs", "status": "ok"})
+    cell_settings._method_keys(doc, tmp_path, comp(6.6), inv)  # noqa: SLF001
+    assert doc["compared"] == comp(6.6) and inv["settings_changed"] == {"sft_cpu_epochs": [6, 6.6]}
+    cpu = {"method": "sft_refs_cpu", "status": "ok"}
+    C.write_json(tmp_path / "cells" / "sft_refs_cpu-seed0.json", cpu)
+    cell_settings._method_keys(doc, tmp_path, comp(8), inv)  # noqa: SLF001
+    assert doc["compared"] == comp(6.6)
+    assert cell_settings.diff(doc["compared"], comp(8)) == [
+        "settings.sft_cpu_epochs: 6.6 recorded, 8 now"
+    ]
+
+
 def test_an_engine_option_added_since_at_its_default_is_no_difference():
     """Engine cells recorded before an option existed still match when the option now stands
     at its default (the old behaviour); any other value, or a changed field, is refused."""

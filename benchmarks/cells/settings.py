@@ -37,6 +37,9 @@ ENGINE_KEYS = (
     "distill_rounds",
     "distill_trial_pairs",
 )
+# profile keys that only one method's cells read: they may change until a cell of it has finished
+# (sft_refs_cpu's epochs are set from the full method's measured training CPU, issue 47)
+METHOD_KEYS = {"sft_cpu_epochs": "sft_refs_cpu"}
 # profile keys that say where results go, not what a cell measures
 LOCAL_KEYS = ("results_name",)
 # what a compared setting recorded before it existed stood at (the behaviour then)
@@ -180,6 +183,33 @@ def methods_added(recorded: dict[str, Any], now: dict[str, Any]) -> list[str]:
     return []
 
 
+def _method_keys(
+    doc: dict[str, Any], results: Path, compared: dict[str, Any], invocation: dict[str, Any]
+) -> None:
+    """Take on a changed ``METHOD_KEYS`` setting (in ``doc``, recorded in ``invocation``)
+    while no cell of the one method that reads it has finished; else leave it to be refused."""
+    before = doc["compared"].get("settings") or {}
+    after = compared.get("settings") or {}
+    cells = load_cells(results)
+    for key, method in METHOD_KEYS.items():
+        if before.get(key) == after.get(key):
+            continue
+        done = [
+            c for c, r in cells.items() if r.get("method") == method and r.get("status") == "ok"
+        ]
+        if done:
+            continue
+        C.log(
+            f"{key}: {before.get(key)} recorded, {after.get(key)} now; no {method} cell has "
+            "finished: recorded the new value"
+        )
+        invocation.setdefault("settings_changed", {})[key] = [before.get(key), after.get(key)]
+        if key in after:
+            before[key] = after[key]
+        else:
+            before.pop(key, None)
+
+
 def changed_methods(diffs: list[str]) -> set[str]:
     """The engine methods a list of engine-setting differences touches: one method for a
     difference under ``per_method.<method>``, every engine method otherwise."""
@@ -247,6 +277,7 @@ def _recheck(
         doc["compared"]["settings"]["methods"] = compared["settings"]["methods"]
         doc["methods"] = list(compared["settings"]["methods"])
         invocation["methods_added"] = added
+    _method_keys(doc, results, compared, invocation)
     diffs = diff(doc["compared"], compared, defaults=COMPARED_DEFAULTS)
     if diffs:
         raise SystemExit(
