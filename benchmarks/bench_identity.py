@@ -51,7 +51,15 @@ RESULTS = REPO / "benchmarks" / "results"
 VOLATILE = {
     *("started", "finished", "created", "aggregated", "at", "started_at", "finished_at"),
     *("timestamp", "time", "t", "wall", "elapsed", "seconds", "cpu_seconds", "wall_seconds"),
-    *("llm_seconds", "process_cpu_s", "load_avg", "load_avg_at_start", "machine", "threads"),
+    *(
+        "llm_seconds",
+        "process_cpu_s",
+        "cpu_s",
+        "load_avg",
+        "load_avg_at_start",
+        "machine",
+        "threads",
+    ),
     *("commit", "commits", "dirty", "invocations", "command"),
 }
 # changed on purpose since BASE: on the fake model (whose adapter keeps the base model's id) the

@@ -54,6 +54,7 @@ VOLATILE = {
     "runtime",
     "timings",
     "elapsed_s",
+    "cpu_s",  # the process's CPU seconds (a summary's, a checkpoint's)
     "seconds",
     "s_per_call",
     "eta_s",

@@ -68,6 +68,6 @@ def comparable_summary(run_dir: Path) -> dict[str, Any]:
     """summary.json without what legitimately differs between two equal runs: timings and the
     backend-level counters (cache hits vs calls)."""
     s = json.loads((run_dir / "summary.json").read_text())
-    for k in ("wall_s", "runtime"):
+    for k in ("wall_s", "cpu_s", "runtime"):
         s.pop(k, None)
     return s

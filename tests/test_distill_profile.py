@@ -161,3 +161,13 @@ def test_training_cost_reads_both_kinds_of_cell():
     (e,) = cost["alternation"]
     assert (e["adapters_trained"], e["adapters_kept"], e["train_cpu_s"]) == (1, 0, 300.0)
     assert e["not_trained"] == ["skipped: calls"] and not e["returned_adapter"]
+    assert (e["cell_cpu_s"], e["cell_wall_s"]) == (1500.0, 800.0)  # the run not resumed
+    # a resumed engine cell: its run's summary counts every session, the record the last one
+    run = engine["rows"]["alternation"]["details"]
+    run["summary"].update(wall_s=6500.0, cpu_s=9000.0)
+    run["resumed"] = {"checkpoint": "ckpt-00011.json"}
+    (e,) = summary.training_cost({"b": engine})["alternation"]
+    assert (e["cell_cpu_s"], e["cell_wall_s"]) == (9000.0, 6500.0)
+    del run["summary"]["cpu_s"]  # an engine from before the field: the CPU is unknown
+    (e,) = summary.training_cost({"b": engine})["alternation"]
+    assert (e["cell_cpu_s"], e["cell_wall_s"]) == (None, 6500.0)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from evotrainer.errors import CheckpointError
-from evotrainer.run.checkpoint import load_latest, save_checkpoint
+from evotrainer.run.checkpoint import checkpoint_seq, load_latest, save_checkpoint
 from tests.fake_runs import Killed, comparable_summary, fake_resume, fake_run, kill_at, small_config
 
 REPO = Path(__file__).resolve().parents[1]
@@ -170,3 +170,26 @@ def test_a_journal_that_does_not_match_falls_back_to_an_older_checkpoint(tmp_pat
     assert warnings and "does not match" in warnings[0]
     fake_resume(run_dir)
     assert json.loads((run_dir / "summary.json").read_text())["generations"] == 6
+
+
+def test_the_runs_cpu_seconds_add_up_across_a_resume(tmp_path):
+    """summary.json's ``cpu_s`` is the run's process CPU, the sessions before a resume
+    included (each checkpoint records it); resumed from a checkpoint written before the
+    field, the run's CPU is unknown: null, not this process's alone."""
+    cfg = small_config(tmp_path / "c.sqlite")
+    with pytest.raises(Killed):
+        fake_run(cfg, tmp_path / "run", [kill_at("checkpoint", 4)])
+    state, path, _ = load_latest(tmp_path / "run")
+    assert state["cpu_s"] > 0
+    fake_resume(tmp_path / "run")
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["cpu_s"] >= round(state["cpu_s"], 1)
+
+    with pytest.raises(Killed):
+        fake_run(cfg, tmp_path / "old", [kill_at("checkpoint", 4)])
+    state, path, _ = load_latest(tmp_path / "old")
+    del state["cpu_s"]  # as a checkpoint from before the field
+    index = json.loads((tmp_path / "old" / "checkpoints" / "index.json").read_text())
+    save_checkpoint(tmp_path / "old", checkpoint_seq(path) + 1, state, index)
+    fake_resume(tmp_path / "old")
+    assert json.loads((tmp_path / "old" / "summary.json").read_text())["cpu_s"] is None

@@ -237,7 +237,21 @@ def training_cost(cells: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, 
                 cpu_key = "cpu_seconds"
             else:
                 continue
-            out.setdefault(row, []).append(_cost(c, rec, rounds, cpu_key, returned))
+            cost = _cost(c, rec, rounds, cpu_key, returned)
+            if "summary" in d and d.get("resumed"):  # its run's times, across resumes
+                cost.update(_engine_times(d))
+            out.setdefault(row, []).append(cost)
+    return out
+
+
+def _engine_times(details: dict[str, Any]) -> dict[str, Any]:
+    """A resumed engine cell's wall and CPU seconds from its run's summary, which counts
+    every session (the cell's own record counts its last process only). A run whose engine
+    did not record its CPU (``cpu_s``, added 2026-12-07) has no known CPU total: None."""
+    s = details["summary"]
+    out: dict[str, Any] = {"cell_cpu_s": s.get("cpu_s")}
+    if s.get("wall_s") is not None:
+        out["cell_wall_s"] = s["wall_s"]
     return out
 
 

@@ -233,6 +233,7 @@ class RunStateFile(_Part):
     initial: tuple[str, Number] | None
     budget: BudgetState
     elapsed_s: Number
+    cpu_s: Number | None = None  # checkpoints from before the field lack it
     policies: dict[str, PolicyState]
     learned: LearnedState | None = None
     rejected: dict[str, list[str]] = {}

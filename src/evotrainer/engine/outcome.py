@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from evotrainer.engine.components import Components
 from evotrainer.engine.distill_step import adapter_effect
 from evotrainer.engine.generation import draw_batch
-from evotrainer.engine.state import RunState
+from evotrainer.engine.state import RunState, cpu_seconds
 from evotrainer.engine.telemetry import elapsed, phase
 from evotrainer.engine.validate import archive, read_ratings, validate
 from evotrainer.errors import BudgetExceeded, EvoTrainerError, RunFailed
@@ -227,6 +227,7 @@ def build_summary(
         # what varies between an identical cold and warm run: the backend-level counters
         "runtime": {k: b[k] for k in Budget.COUNTERS if k not in Budget.REQUEST_COUNTERS},
         "wall_s": round(elapsed(c, s), 2),
+        "cpu_s": _cpu(s),
     }
 
 
@@ -321,6 +322,7 @@ def fail_run(
         "completion_tokens": b["completion_tokens"],
         "runtime": {k: v for k, v in b.items() if k not in ("llm_calls",)},
         "wall_s": round(elapsed(c, s), 2),
+        "cpu_s": _cpu(s),
     }
     if run_dir is not None:
         atomic_write(run_dir / "summary.json", dumps_strict(summary), root=run_dir)
@@ -351,3 +353,9 @@ def _failure(
         + (f", more than budget.max_calls={cap} allows. Raise budget.max_calls." if cap else ".")
     )
     return msg, BudgetExceeded
+
+
+def _cpu(s: RunState) -> float | None:
+    """The run's process CPU seconds across resumes (None: unknown, engine/state.py)."""
+    cpu = cpu_seconds(s)
+    return None if cpu is None else round(cpu, 1)

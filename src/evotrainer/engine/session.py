@@ -50,6 +50,7 @@ class Clock:
     the ETA's pace and ``budget.max_wall_s``) and the expected calls (``progress``)."""
 
     t0: float = field(default_factory=time.perf_counter)
+    cpu0: float = field(default_factory=time.process_time)  # this process's CPU at t0
     session_t0: float | None = None
     progress: Progress | None = None
     # the stretch of work under way (engine/telemetry.py's ``phase``): its name, kind, the
@@ -60,9 +61,14 @@ class Clock:
 
     def restart(self) -> None:
         self.t0 = time.perf_counter()
+        self.cpu0 = time.process_time()
 
     def since_start(self) -> float:
         return time.perf_counter() - self.t0
+
+    def cpu_since_start(self) -> float:
+        """The process's CPU seconds (every thread: the model's, training's) since ``t0``."""
+        return time.process_time() - self.cpu0
 
     def session_seconds(self) -> float:
         start = self.session_t0 if self.session_t0 is not None else self.t0

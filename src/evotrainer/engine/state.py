@@ -78,6 +78,9 @@ class RunState:
     trial_generations: int = 0  # generations run by harness trials
     initial: tuple[str, float] | None = None  # the best seed: (policy id, s_val)
     elapsed_before: float = 0.0  # seconds the run ran before this process (resumes)
+    # CPU seconds the run spent before this process (None: resumed from a checkpoint written
+    # before they were recorded, so the run's CPU is unknown)
+    cpu_before: float | None = 0.0
     # this process's times and expected calls (never checkpointed: a resume starts its own)
     clock: Clock = field(default_factory=Clock)
     policies: dict[str, PolicyGenome] = field(default_factory=dict)  # every policy, lineage
@@ -161,6 +164,12 @@ def new_state(c: Components) -> RunState:
     return RunState(inner=inner, hopt=hopt, drawn=hopt.current, memos=Memos.of(c), facts=facts)
 
 
+def cpu_seconds(s: RunState) -> float | None:
+    """The run's process CPU seconds: those before the last resume plus this process's (None
+    when a checkpoint it resumed from did not record them)."""
+    return None if s.cpu_before is None else s.cpu_before + s.clock.cpu_since_start()
+
+
 def state_dict(s: RunState, elapsed_s: float) -> dict[str, Any]:
     """The checkpoint's JSON (plain data: evotrainer/plain.py reads it back): the RunState's
     fields and its memos."""
@@ -183,6 +192,7 @@ def state_dict(s: RunState, elapsed_s: float) -> dict[str, Any]:
         "initial": list(s.initial) if s.initial else None,
         "budget": m.budget.snapshot(),
         "elapsed_s": elapsed_s,
+        "cpu_s": cpu_seconds(s),
         "policies": {pid: p.to_json() for pid, p in s.policies.items()},
         "learned": m.learned.state_dict(),
         "rejected": {pid: [str(v) for v in vs] for pid, vs in m.rejected.items()},
@@ -232,6 +242,7 @@ def load_state_dict(s: RunState, data: dict[str, Any], cfg: RunConfig) -> None:
     s.initial = (data["initial"][0], float(data["initial"][1])) if data["initial"] else None
     m.budget.restore(data["budget"])
     s.elapsed_before = float(data["elapsed_s"])
+    s.cpu_before = float(data["cpu_s"]) if data.get("cpu_s") is not None else None
     s.clock.restart()
     s.policies = {pid: PolicyGenome.from_json(p) for pid, p in data["policies"].items()}
     m.learned.load_state_dict(data.get("learned") or {})
