@@ -82,3 +82,37 @@ def test_every_method_of_the_1000_call_profile_runs_on_the_fake_model(tmp_path, 
     assert details("sft_refs")["training"] is not None
     summary = json.loads((tmp_path / "res" / "summary.json").read_text())
     assert {"sft_refs", "sft_refs_cpu", "weights_prompts"} <= set(summary["training_cost"])
+    # issue 47's targets and its ablations' comparisons, judged once the test has scores
+    targets = [t["target"] for t in summary["targets"]]
+    assert targets[0].startswith("weights_prompts beats sft_refs by at least +0.015")
+    assert any("loop share" in t for t in targets) and len(targets) == 3
+    assert all(t["met"] is not None for t in summary["targets"])
+    pairs = {(c["a"], c["b"]) for c in summary["comparisons"]}
+    assert {
+        ("weights_prompts", "sft_refs_cpu"),
+        ("weights_prompts", "weights_prompts_once"),
+    } <= pairs
+
+
+def test_issue_47s_targets_ask_the_margin_of_the_seeds_resampled_interval():
+    from benchmarks.cells import comparisons
+
+    def doc(mean, lo, loops=(0.0, 0.02)):
+        ci = {"mean": mean, "lo": lo, "hi": mean + 0.01}
+        rows = {
+            m: {"runs": [{}] * 3, "test": {"all": {"answers": {"loop_share": x}}}}
+            for m, x in zip(("weights_prompts", "sft_refs"), loops, strict=True)
+        }
+        rows["weights_prompts"]["test"]["all"]["diff_s_val"] = ci
+        pair = {"a": "weights_prompts", "b": "sft_refs"}
+        pair["test"] = {"all": {"meetings": ci, "seeds_and_meetings": ci}}
+        return {"methods": rows, "comparisons": [pair]}
+
+    def met(d):
+        return [t["met"] for t in comparisons.targets(d, 3)]
+
+    assert met(doc(0.02, 0.005)) == [True, True, True]
+    assert met(doc(0.013, 0.009)) == [False, True, True]  # above 0, short of the margin
+    assert met(doc(0.02, -0.001)) == [False, True, False]
+    assert met(doc(0.02, 0.005, loops=(0.03, 0.02)))[1] is False  # loopier than sft_refs
+    assert met(doc(0.02, 0.005, loops=(0.06, 0.08)))[1] is False  # above 5%

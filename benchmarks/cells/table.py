@@ -241,6 +241,8 @@ def _issue(doc: dict[str, Any]) -> str:
     methods = doc["methods"]
     if (doc.get("settings") or {}).get("task") == "dialogue":
         return "Issue 48"
+    if (methods.get("weights_prompts") or {}).get("runs"):
+        return "Issue 47"
     if (methods.get("alternation") or {}).get("runs"):
         return "Issue 31"
     return "Issue 32" if "fixed" in methods else "Issue 11"
