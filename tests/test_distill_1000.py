@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from benchmarks import bench_profile, quality
+from benchmarks import adapter_twins, bench_profile, quality
 from benchmarks import common as C
 
 from tests.support import real_data, tiny_profile
@@ -46,12 +46,11 @@ def test_every_method_of_the_1000_call_profile_runs_on_the_fake_model(tmp_path, 
     real_data("ami-train.jsonl")
     trained = fake_training(monkeypatch)
     cells = ",".join(f"{m}:0" for m in METHODS)
-    quality.main(
-        [
-            *("--model", C.FAKE_SPEC, "--results-dir", str(tmp_path / "res")),
-            *("--work-dir", str(tmp_path / "work"), *TINY, "--cells", cells),
-        ]
-    )
+    where = [
+        *("--model", C.FAKE_SPEC, "--results-dir", str(tmp_path / "res")),
+        *("--work-dir", str(tmp_path / "work"), *TINY),
+    ]
+    quality.main([*where, "--cells", f"seeds,{cells}"])
     got = {p.stem: json.loads(p.read_text()) for p in (tmp_path / "res" / "cells").glob("*")}
     assert {c: r["status"] for c, r in got.items() if c != "seeds"} == {
         f"{m}-seed0": "ok" for m in METHODS
@@ -92,6 +91,18 @@ def test_every_method_of_the_1000_call_profile_runs_on_the_fake_model(tmp_path, 
         ("weights_prompts", "sft_refs_cpu"),
         ("weights_prompts", "weights_prompts_once"),
     } <= pairs
+    # the twins: each returned adapter under the best seed's prompt, on every test meeting
+    assert adapter_twins.main(where) == 0
+    twins = json.loads((tmp_path / "res" / "test" / "twins-summary.json").read_text())
+    evolved = {
+        c
+        for c, rec in got.items()
+        for r in rec.get("rows", {}).values()
+        if r["best_policy"].get("adapter") and r["best_policy"]["lineage"]["operator"] != "seed"
+    }
+    assert set(twins) == evolved, (evolved, twins)  # on the fake: adapters set aside, none
+    for t in twins.values():
+        assert t["prompt"]["n"] == t["adapter"]["n"] > 0
 
 
 def test_issue_47s_targets_ask_the_margin_of_the_seeds_resampled_interval():
@@ -116,3 +127,24 @@ def test_issue_47s_targets_ask_the_margin_of_the_seeds_resampled_interval():
     assert met(doc(0.02, -0.001)) == [False, True, False]
     assert met(doc(0.02, 0.005, loops=(0.03, 0.02)))[1] is False  # loopier than sft_refs
     assert met(doc(0.02, 0.005, loops=(0.06, 0.08)))[1] is False  # above 5%
+
+
+def test_a_twin_is_the_best_seeds_prompt_on_the_returned_adapter():
+    from evotrainer.tasks.meetings.task import MeetingTask
+    from evotrainer.types import Lineage
+
+    seeds = MeetingTask().seed_policies()
+    best, other = seeds[2], seeds[0]
+    evolved = other.with_adapter("ab" * 32, Lineage(parents=(other.id,), operator="distill"))
+    same = best.with_adapter("cd" * 32, Lineage(parents=(best.id,), operator="distill"))
+
+    def cell(p):
+        return {"status": "ok", "rows": {"m": {"best_policy": p.to_json()}}}
+
+    cells = {"a": cell(evolved), "b": cell(same), "c": cell(other), "d": {"status": "failed"}}
+    got = adapter_twins.twins(cells, best)
+    assert list(got) == [evolved.id]  # the seed's own prompt and the adapter-free are no twins
+    c, p, twin = got[evolved.id]
+    assert c == "a" and p.id == evolved.id
+    assert twin.adapter == evolved.adapter and twin.render() == best.render()
+    assert twin.decoding == best.decoding and twin.id != best.id

@@ -117,8 +117,11 @@ def _score(
     pols: dict[str, PolicyGenome],
     meetings: list[tuple[str, Instance]],
     scores: dict[str, dict[str, dict[str, Any]]],
+    path: Path | None = None,
 ) -> None:
-    path = results / "test" / "scores.json"
+    """Score ``pols`` on ``meetings`` into ``scores``, saved at ``path`` (default the results
+    directory's test/scores.json) as it goes."""
+    path = path or results / "test" / "scores.json"
     cache_cfg = (
         CacheConfig(enabled=False)
         if args.no_test_cache
