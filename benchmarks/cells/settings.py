@@ -48,13 +48,15 @@ ABSENT = "<absent>"
 
 
 def git_state() -> dict[str, Any]:
-    """The commit the code ran at (and whether src/ or benchmarks/ had uncommitted changes)."""
+    """The commit the code ran at (and whether src/ or benchmarks/, its results aside, had
+    uncommitted changes)."""
     try:
         commit = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=C.REPO, capture_output=True, text=True, check=True
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--", "src", "benchmarks"],
+            # the results being written (untracked until committed) are not the code
+            ["git", "status", "--porcelain", "--", "src", "benchmarks", ":!benchmarks/results"],
             cwd=C.REPO,
             capture_output=True,
             text=True,
