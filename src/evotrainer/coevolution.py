@@ -49,6 +49,7 @@ from evotrainer.engine.start import read_warm_start, start
 from evotrainer.engine.state import (
     RunState,
     checkpoint_index,
+    cpu_seconds,
     load_state_dict,
     new_state,
     outer_due_after,
@@ -230,7 +231,7 @@ class CoEvolution:
     # -- checkpoints ---------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         """The checkpoint's JSON (engine/state.py)."""
-        return state_dict(self.state, self.elapsed())
+        return state_dict(self.state, self.elapsed(), cpu_seconds(self.state))
 
     def load_state_dict(self, data: dict[str, Any]) -> None:
         load_state_dict(self.state, data, self.components.cfg)

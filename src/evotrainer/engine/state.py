@@ -170,9 +170,10 @@ def cpu_seconds(s: RunState) -> float | None:
     return None if s.cpu_before is None else s.cpu_before + s.clock.cpu_since_start()
 
 
-def state_dict(s: RunState, elapsed_s: float) -> dict[str, Any]:
+def state_dict(s: RunState, elapsed_s: float, cpu_s: float | None = None) -> dict[str, Any]:
     """The checkpoint's JSON (plain data: evotrainer/plain.py reads it back): the RunState's
-    fields and its memos."""
+    fields and its memos; the run's seconds and CPU seconds as the caller read them
+    (``cpu_seconds``; None: unknown)."""
     m = _memos(s)
     return {
         "inner": s.inner.state_dict(),
@@ -192,7 +193,7 @@ def state_dict(s: RunState, elapsed_s: float) -> dict[str, Any]:
         "initial": list(s.initial) if s.initial else None,
         "budget": m.budget.snapshot(),
         "elapsed_s": elapsed_s,
-        "cpu_s": cpu_seconds(s),
+        "cpu_s": cpu_s,
         "policies": {pid: p.to_json() for pid, p in s.policies.items()},
         "learned": m.learned.state_dict(),
         "rejected": {pid: [str(v) for v in vs] for pid, vs in m.rejected.items()},
