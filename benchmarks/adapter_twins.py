@@ -23,6 +23,7 @@ from benchmarks import bench_profile, quality, stats  # noqa: E402
 from benchmarks import common as C  # noqa: E402
 from benchmarks.bench import Bench  # noqa: E402
 from benchmarks.cells import runner, scoring  # noqa: E402
+from benchmarks.cells.comparisons import vector  # noqa: E402
 from benchmarks.cells.grid import load_cells  # noqa: E402
 from evotrainer.policy.genome import PolicyGenome  # noqa: E402
 from evotrainer.types import Lineage  # noqa: E402
@@ -67,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     ids = [(n, i.id) for n, i in meetings]
 
     def vec(src: dict, pid: str) -> list[float | None]:
-        return [src.get(n, {}).get(m, {}).get(pid, {}).get("s_val") for n, m in ids]
+        return vector(src, ids, pid, "s_val")
 
     report = {}
     for pid, (cell, _, twin) in pairs.items():

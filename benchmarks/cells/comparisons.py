@@ -99,18 +99,8 @@ def targets(doc: dict[str, Any], n_seeds: int) -> list[dict[str, Any]]:
     co-evolution at least the GA alone)."""
     names = [n for r in doc["methods"].values() for n in r["test"]]
     pooled = ALL if ALL in names else next(iter(names), "")  # one test set: that one
-    evo = _test_of(doc, "evotrainer", pooled)
-    ci = (evo or {}).get("diff_s_val") or {}
-    out = [
-        {
-            "target": "EvoTrainer's returned policy beats seed_best, 95% interval above 0",
-            "met": None if ci.get("lo") is None else stats.significant(ci) == "+",
-            "value": stats.fmt_ci(ci) if ci else "n/a",
-            "also": "seeds and meetings resampled: "
-            + stats.fmt_ci((evo or {}).get("diff_s_val_seeds_meetings")),
-            "final": _n_runs(doc, "evotrainer") == n_seeds,
-        }
-    ]
+    what = "EvoTrainer's returned policy beats seed_best, 95% interval above 0"
+    out = [_beats_seed_best(doc, pooled, "evotrainer", what, n_seeds)]
     if _n_runs(doc, FULL_METHOD):  # the distill-1000 profile: issue 47's targets
         return weights_first_targets(doc, pooled, n_seeds)  # its full method for EvoTrainer
     if _n_runs(doc, "alternation"):  # the distill profile: issue 31's targets
@@ -143,43 +133,38 @@ def weights_first_targets(doc: dict[str, Any], pooled: str, n_seeds: int) -> lis
     as issue 46 asks of the returned policies, its gain over seed_best with the interval above
     0 (the row above for EvoTrainer reads the ``evotrainer`` method, which this profile lacks)."""
     a, b = FULL_METHOD, "sft_refs"
-    pt = _pair(doc, a, b, pooled)
-    sm = pt.get("seeds_and_meetings") or {}
-    m = pt.get("meetings") or {}
-    met = None
-    if sm.get("mean") is not None and sm.get("lo") is not None:
-        met = sm["mean"] >= 0.015 and stats.significant(sm) == "+"
-    final = all(_n_runs(doc, x) == n_seeds for x in (a, b))
-    mine = _test_of(doc, a, pooled) or {}
     loops = [
         ((_test_of(doc, r, pooled) or {}).get("answers") or {}).get("loop_share") for r in (a, b)
     ]
-    ci = mine.get("diff_s_val") or {}
     return [
-        {
-            "target": f"{a} beats {b} by at least +0.015 s_val, seeds-resampled 95% interval "
-            "above 0",
-            "met": met,
-            "value": stats.fmt_ci(sm) if sm else "n/a",
-            "also": "meetings only: " + stats.fmt_ci(m),
-            "final": final,
-        },
+        _pair_target(doc, pooled, a, b, n_seeds, margin=0.015, ci=True, seeds_resampled=True),
         {
             "target": f"{a}'s loop share at most {b}'s and at most {MAX_LOOP_SHARE:.0%}",
             "met": None if None in loops else loops[0] <= min(loops[1], MAX_LOOP_SHARE),
             "value": "n/a" if None in loops else f"{loops[0]:.1%} vs {loops[1]:.1%}",
             "also": "answers under distinct-4 0.5, every seed's returned policy",
-            "final": final,
+            "final": all(_n_runs(doc, x) == n_seeds for x in (a, b)),
         },
-        {
-            "target": f"{a} beats seed_best, 95% interval above 0 (issue 46)",
-            "met": None if ci.get("lo") is None else stats.significant(ci) == "+",
-            "value": stats.fmt_ci(ci) if ci else "n/a",
-            "also": "seeds and meetings resampled: "
-            + stats.fmt_ci(mine.get("diff_s_val_seeds_meetings")),
-            "final": _n_runs(doc, a) == n_seeds,
-        },
+        _beats_seed_best(
+            doc, pooled, a, f"{a} beats seed_best, 95% interval above 0 (issue 46)", n_seeds
+        ),
     ]
+
+
+def _beats_seed_best(
+    doc: dict[str, Any], pooled: str, row: str, target: str, n_seeds: int
+) -> dict[str, Any]:
+    """``row``'s paired difference to seed_best has its 95% interval over meetings above 0
+    (the interval with the seeds resampled reported beside it)."""
+    t = _test_of(doc, row, pooled) or {}
+    ci = t.get("diff_s_val") or {}
+    return {
+        "target": target,
+        "met": None if ci.get("lo") is None else stats.significant(ci) == "+",
+        "value": stats.fmt_ci(ci) if ci else "n/a",
+        "also": "seeds and meetings resampled: " + stats.fmt_ci(t.get("diff_s_val_seeds_meetings")),
+        "final": _n_runs(doc, row) == n_seeds,
+    }
 
 
 def _test_of(doc: dict[str, Any], row: str, pooled: str) -> dict[str, Any] | None:
@@ -232,22 +217,30 @@ def _pair_target(
     n_seeds: int,
     margin: float = 0.0,
     ci: bool = False,
+    seeds_resampled: bool = False,
 ) -> dict[str, Any]:
     """``a`` beats ``b`` on the pooled test meetings: the paired mean difference above
     ``margin`` (at least ``margin`` when one is given), and with ``ci`` the 95% interval over
-    meetings above 0 too; the interval with the seeds resampled is reported beside it."""
+    meetings above 0 too; the interval with the seeds resampled is reported beside it. With
+    ``seeds_resampled`` that interval judges (mean and bound) and the meetings-only one is
+    reported beside it."""
     pt = _pair(doc, a, b, pooled)
-    m = pt.get("meetings") or {}
+    judged, other = ("seeds_and_meetings", "meetings")
+    if not seeds_resampled:
+        judged, other = other, judged
+    m = pt.get(judged) or {}
     mean_ = m.get("mean")
     if mean_ is None or (ci and m.get("lo") is None):
         met = None
     else:
         met = (mean_ >= margin if margin else mean_ > 0) and (not ci or stats.significant(m) == "+")
-    what = f"{a} beats {b}" + (f" by at least {margin:+.2f} s_val" if margin else "")
+    what = f"{a} beats {b}" + (f" by at least {margin:+.3g} s_val" if margin else "")
+    interval = "seeds-resampled 95% interval" if seeds_resampled else "paired 95% interval"
+    beside = "meetings only: " if seeds_resampled else "seeds and meetings resampled: "
     return {
-        "target": what + (", paired 95% interval above 0" if ci else " (paired mean above 0)"),
+        "target": what + (f", {interval} above 0" if ci else " (paired mean above 0)"),
         "met": met,
         "value": stats.fmt_ci(m) if m else "n/a",
-        "also": "seeds and meetings resampled: " + stats.fmt_ci(pt.get("seeds_and_meetings")),
+        "also": beside + stats.fmt_ci(pt.get(other)),
         "final": all(_n_runs(doc, x) == n_seeds for x in (a, b)),
     }
