@@ -23,6 +23,7 @@ from evotrainer.harness.distill_mix import (
     estimate_tokens,
     mix_genes,
     reference_pairs,
+    rehearsal,
 )
 from evotrainer.harness.distill_pairs import Candidate
 from evotrainer.harness.genes import ENGINE_TRIALS, gene_table, initial_genes, movable
@@ -153,6 +154,73 @@ def test_the_mix_genes_survive_rollback_reset_and_json():
         back = opt.observe(s)
     assert back is not None and opt.current.genes["distill_refs"] == 1.0
     assert HarnessGenome.from_json(archived.to_json()) == archived
+
+
+def _pair(target: str, source: str) -> TrainingPair:
+    return TrainingPair((Message("user", "meeting"),), target, source=source)
+
+
+def test_a_rehearsal_learns_each_reference_once_and_references_come_first():
+    last = [
+        _pair("own answer 1", "policy p1 on m1, reward 0.5"),
+        _pair("reference 1", "human reference of m1"),
+        _pair("reference 2", "human reference of m2"),
+        _pair("own answer 3", "policy p1 on m3, reward 0.4"),
+        _pair("reference 3", "human reference of m3 (cut to the answer cap)"),
+    ]
+    new = [_pair("reference 2", "human reference of m2"), _pair("own 4", "policy p2 on m4")]
+    got = rehearsal(last, new, 10)
+    # reference 2 is among the new pairs (in the current prompt): learned once
+    assert [p.completion for p in got] == [
+        "reference 1",
+        "reference 3",
+        "own answer 1",
+        "own answer 3",
+    ]
+    assert [p.completion for p in rehearsal(last, new, 2)] == ["reference 1", "reference 3"]
+    assert rehearsal(last, new, 0) == [] and rehearsal([], new, 5) == []
+
+
+def test_weights_first_rounds_warm_start_by_default():
+    """Under weights_first the later rounds go on from the carried adapter (the first
+    distill-1000 cell's later rounds, trained from scratch on 32 references and 32 own
+    answers, all validated below the references' adapter); the other schedules start cold."""
+    genes = {g.name: g for g in mix_genes(config(Path("/tmp"), mix_genes=True).distill)}
+    assert genes["distill_warm_start"].initial == 0.0
+    first = config(Path("/tmp"), mix_genes=True, schedule="weights_first").distill
+    assert {g.name: g for g in mix_genes(first)}["distill_warm_start"].initial == 1.0
+
+
+def test_a_later_weights_first_round_continues_from_the_references_adapter(
+    tmp_path,
+    fake_training,  # noqa: F811 - the fixture imported above
+):
+    """The second round starts from the weights the best policy carries (the references'
+    adapter) and trains on its new pairs plus the references the first learned that the new
+    pairs do not hold again: every reference stays in the training while own answers join."""
+    cfg = config(
+        tmp_path,
+        schedule="weights_first",
+        after=2,
+        every=1,
+        max_rounds=2,
+        mix_genes=True,
+        max_pairs=8,  # of the 10 references: the second round's share holds 4 of the first's 8
+    )
+    co, res = run(tmp_path, cfg)
+    first, second = res.summary["distillations"]
+    assert first["kept"] and second["adapter"], second["why"]
+    assert fake_training.starts == [None, first["adapter"]]
+    refs = first["pairs"]["references"]
+    new = second["pairs"]["pairs"]
+    rehearsed = second["training"]["rehearsed"]
+    assert fake_training[1] == new + rehearsed
+    # the references of both rounds together: every one of the first round's, once
+    assert second["pairs"]["references"] + rehearsed == refs
+    assert (refs, second["pairs"]["references"], rehearsed) == (8, 4, 4)
+    assert new > second["pairs"]["references"]  # own answers joined
+    if second["kept"]:  # what the next warm start rehearses: everything this one learned
+        assert len(co.state.distill_last_pairs) == new + rehearsed
 
 
 @pytest.mark.usefixtures("fake_training")

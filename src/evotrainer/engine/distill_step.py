@@ -45,6 +45,7 @@ from evotrainer.harness.distill_mix import (
     context_pairs,
     cut_to_cap,
     reference_pairs,
+    rehearsal,
     shortest,
 )
 from evotrainer.harness.distill_pairs import (
@@ -146,7 +147,7 @@ class DistillStep:
             why = f"{len(choice.pairs)} pairs kept, fewer than distill.min_pairs"
             self._distill_record(n, None, choice, None, kept=False, why=why)
             return
-        result = self._train_adapter(choice)
+        result, trained = self._train_adapter(choice)
         sha = result["sha256"]
         before = s.hopt.archive.best()
         rebased = self._with_adapter(sha)
@@ -162,7 +163,7 @@ class DistillStep:
         if kept:
             s.inner.rebase(rebased, fit, protect=best.id)
             if Mix.of(s.harness.genes) is not None:  # for distill_warm_start's rehearsal
-                s.distill_last_pairs = [p.to_dict() for p in choice.pairs]
+                s.distill_last_pairs = [p.to_dict() for p in trained]
             archive(c, s, best, s.harness, results[best.id], 0.0)
             why = f"{best.id} validates {results[best.id].s_val:.4f} > {base_s:.4f} without it"
         else:
@@ -318,10 +319,12 @@ class DistillStep:
         genes: dict[str, float] | None = None,
         seed: int | None = None,
         trial_of: PolicyGenome | None = None,
-    ) -> dict[str, Any]:
+    ) -> tuple[dict[str, Any], list[TrainingPair]]:
         """Train on the choice's pairs; the data-mix genes (default the current harness's)
         set the epochs and whether this adapter warm-starts: from the weights of the adapter
-        the best policy carries, rehearsing the pairs the last kept adapter learned.
+        the best policy carries, rehearsing the pairs the last kept adapter learned (at most
+        ``distill.max_pairs`` of them, ``rehearsal``: every reference kept while own answers
+        join). Returns the training's record and the pairs it trained on.
 
         A trial's adapter (``trial_of``: the trial population's best) always starts from the
         weights that policy carries: a trial is a small step from the main line's weights
@@ -339,9 +342,11 @@ class DistillStep:
             carried = trial_of.adapter
         elif warm:
             carried = s.inner.best().adapter
+        rehearsed: list[TrainingPair] = []
         if warm:
-            last = s.distill_last_pairs if trial_of is None else s.distill_last_pairs[: len(pairs)]
-            pairs += [TrainingPair(**p) for p in last]
+            last = [TrainingPair.from_dict(p) for p in s.distill_last_pairs]
+            rehearsed = rehearsal(last, pairs, len(pairs) if trial_of is not None else d.max_pairs)
+            pairs += rehearsed
         settings = LoraSettings(
             rank=d.rank,
             alpha=d.alpha,
@@ -364,8 +369,10 @@ class DistillStep:
                 eta_s=p.eta_s,
             )
 
+        note = {"rehearsed": len(rehearsed)} if warm else {}
         if carried is None:
-            return lora.train_adapter(pairs, settings, c.adapters.directory(), progress).to_dict()
+            result = lora.train_adapter(pairs, settings, c.adapters.directory(), progress)
+            return {**result.to_dict(), **note}, pairs
         # the adapter to start from is read as serving reads one: its bytes hashed against the
         # recorded sha256 and the trainer given a private copy of exactly those bytes
         path = c.adapters.directory() / adapter_file_name(carried)
@@ -373,7 +380,7 @@ class DistillStep:
             result = lora.train_adapter(
                 pairs, settings, c.adapters.directory(), progress, start_from=copy
             )
-        return {**result.to_dict(), "started_from": path.name}
+        return {**result.to_dict(), "started_from": path.name, **note}, pairs
 
     def _with_adapter(self, sha: str) -> list[PolicyGenome]:
         s = self.s
@@ -462,7 +469,7 @@ def trial_adapter(
         step._distill_record(s.distill_rounds, None, choice, None, False, why, tag)  # noqa: SLF001
         return
     seed = c.cfg.seed + 1000 * s.outer_step + trial
-    result = step._train_adapter(choice, genes, seed, trial_of=opt.best())  # noqa: SLF001
+    result, _ = step._train_adapter(choice, genes, seed, trial_of=opt.best())  # noqa: SLF001
     sha = result["sha256"]
     note = f"outer step {s.outer_step} trial {trial + 1}: adapter {sha[:12]}"
     rebased = []

@@ -9,7 +9,9 @@
   above the current weights' greedy answer (rejection sampling, as RFT / ReST); the epochs;
   and ``distill_warm_start``, whether the next adapter starts from the weights of the adapter
   the best policy carries (its GGUF file read back, ``distill/export.read_gguf_adapter``) and
-  also trains on the pairs the last kept adapter learned (a rehearsal against forgetting). Their trial
+  also trains on the pairs the last kept adapter learned (``rehearsal``: against forgetting;
+  on by default under ``schedule: weights_first``, whose later rounds would otherwise trade the
+  references' adapter for one trained from scratch on half as many references). Their trial
   is ``distillation``: an outer-step trial that trains a small adapter under the variant's mix,
   judged on s_val like every other trial (engine/trials.py).
 - References as training pairs (``reference_pairs``: the weights-first schedule's first
@@ -36,6 +38,7 @@ TRIAL = "distillation"  # the trial kind that can measure a data-mix gene
 SHARES = ("distill_refs", "distill_own", "distill_context")
 GENES = (*SHARES, "distill_samples", "distill_epochs", "distill_warm_start")
 MAX_SAMPLES = 4
+REFERENCE_SOURCE = "human reference"  # how a reference pair's source begins
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 Render = Callable[[PolicyGenome, Instance], list[Message]]
@@ -46,6 +49,7 @@ def mix_genes(d: DistillConfig) -> list[GeneSpec]:
     if not (d.enabled and d.mix_genes):
         return []
     epochs = min(8.0, max(1.0, d.epochs))
+    warm = 1.0 if d.schedule == "weights_first" else 0.0
     return [
         GeneSpec("distill_refs", 0.5, 0, 1, step=0.25, trial=TRIAL,
                  description="the share of human references in a distillation's pairs"),
@@ -58,9 +62,10 @@ def mix_genes(d: DistillConfig) -> list[GeneSpec]:
                  description="answers sampled per instance, kept when they beat the greedy one"),
         GeneSpec("distill_epochs", epochs, 1, 8, step=1, trial=TRIAL,
                  description="passes over a distillation's pairs"),
-        GeneSpec("distill_warm_start", 0.0, 0, 1, step=1, trial=TRIAL,
+        GeneSpec("distill_warm_start", warm, 0, 1, step=1, trial=TRIAL,
                  description="1: the next adapter starts from the carried adapter's weights "
-                             "and rehearses the last kept adapter's pairs"),
+                             "and rehearses the last kept adapter's pairs (initially 1 under "
+                             "schedule weights_first)"),
     ]  # fmt: skip
 
 
@@ -161,10 +166,23 @@ def reference_pairs(
                 TrainingPair(
                     tuple(render(policy, inst)),
                     target,
-                    source=f"human reference of {inst.id}{note}",
+                    source=f"{REFERENCE_SOURCE} of {inst.id}{note}",
                 )
             )
     return out
+
+
+def rehearsal(
+    last: Sequence[TrainingPair], new: Sequence[TrainingPair], n: int
+) -> list[TrainingPair]:
+    """At most ``n`` of the pairs the last kept adapter learned, to train again beside ``new``
+    ones (a warm start's rehearsal): those whose target no new pair has (a reference the new
+    pairs hold again, in the current prompt, is learned once), human references first, then
+    in their order."""
+    targets = {p.completion for p in new}
+    rest = [p for p in last if p.completion not in targets]
+    rest.sort(key=lambda p: not p.source.startswith(REFERENCE_SOURCE))  # stable: order kept
+    return rest[: max(0, n)]
 
 
 def better_than_greedy(
