@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from evotrainer.cli.app import app
 from evotrainer.tasks.code.loader import load_problems
 from evotrainer.tasks.meetings.loader import load_meetings
-from tests.support import needs_model
+from tests.support import needs_model, needs_sandbox
 
 runner = CliRunner()
 
@@ -41,6 +41,7 @@ def test_generate_writes_loadable_meetings(tmp_path):
     assert len(meetings) == 5 and all(m.topics and m.action_truth for m in meetings)
 
 
+@needs_sandbox  # the code task is built with its sandbox, which it refuses to run without
 def test_generate_asks_the_task_for_its_data_format(tmp_path):
     """Issue 49: ``generate --task NAME`` writes what the task's generator makes in the task's
     own format (tasks.base.WritesInstances); the code gym's problems read back with their
