@@ -469,3 +469,39 @@ def test_the_call_estimate_counts_the_distillations_and_trial_adapters():
         update={"schedule": "prompts_first", "after": 2, "every": 1, "max_rounds": 3}
     )
     assert distillation_rounds(cfg.model_copy(update={"distill": d})) == 3
+
+
+def test_a_later_round_warm_starts_from_the_best_validated_policys_weights(
+    tmp_path,
+    fake_training,  # noqa: F811 - the fixture imported above
+):
+    """After an outer step the population carries the winning trial's small adapter; a later
+    round continues from the weights of the best validated policy instead, the policy its
+    adapter is judged against (the second distill-1000 cell's round 2 started from a trial's
+    16-pair adapter while the references' adapter held the best s_val)."""
+    cfg = config(
+        tmp_path,
+        schedule="weights_first",
+        max_rounds=2,
+        mix_genes=True,
+        trial_pairs=4,
+        after=3,
+        every=1,
+    )
+    cfg = cfg.model_copy(
+        update={  # outer steps after generations 2 and 4, the second round after generation 5
+            "outer": cfg.outer.model_copy(
+                update={"enabled": True, "trials": "rerun", "every": 2, "variants": 1}
+            ),
+            "inner": cfg.inner.model_copy(update={"generations": 6}),
+        }
+    )
+    co, res = run(tmp_path, cfg)
+    trained = [r for r in res.summary["distillations"] if r["adapter"]]
+    assert len(fake_training.starts) == len(trained)
+    assert any(r.get("trial") for r in trained[1:-1]), "an outer step's trials came first"
+    ((i, later),) = [(i, r) for i, r in enumerate(trained) if r["round"] == 2]
+    judged_against = co.state.policies[later["validation"]["without"]["policy"]]
+    assert judged_against.adapter == trained[0]["adapter"]  # the references' (kept) adapter
+    assert fake_training.starts[i] == judged_against.adapter
+    assert later["training"]["started_from"] == f"{judged_against.adapter}.gguf"

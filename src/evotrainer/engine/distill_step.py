@@ -322,7 +322,9 @@ class DistillStep:
     ) -> tuple[dict[str, Any], list[TrainingPair]]:
         """Train on the choice's pairs; the data-mix genes (default the current harness's)
         set the epochs and whether this adapter warm-starts: from the weights of the adapter
-        the best policy carries, rehearsing the pairs the last kept adapter learned (at most
+        the best validated policy carries (the archive's best, which the round's adapter is
+        judged against; not the population's, which after an outer step carries the winning
+        trial's small adapter), rehearsing the pairs the last kept adapter learned (at most
         ``distill.max_pairs`` of them, ``rehearsal``: every reference kept while own answers
         join). Returns the training's record and the pairs it trained on.
 
@@ -340,8 +342,9 @@ class DistillStep:
         carried = None
         if trial_of is not None:
             carried = trial_of.adapter
-        elif warm:
-            carried = s.inner.best().adapter
+        elif warm:  # the weights of the best validated policy, the ones a round must beat
+            best = s.hopt.archive.best()
+            carried = (best.policy if best is not None else s.inner.best()).adapter
         rehearsed: list[TrainingPair] = []
         if warm:
             last = [TrainingPair.from_dict(p) for p in s.distill_last_pairs]

@@ -8,8 +8,8 @@
   instance at ``distill.sample_temperature`` and kept only when the harness's reward puts them
   above the current weights' greedy answer (rejection sampling, as RFT / ReST); the epochs;
   and ``distill_warm_start``, whether the next adapter starts from the weights of the adapter
-  the best policy carries (its GGUF file read back, ``distill/export.read_gguf_adapter``) and
-  also trains on the pairs the last kept adapter learned (``rehearsal``: against forgetting;
+  the best validated policy carries (its GGUF file read back,
+  ``distill/export.read_gguf_adapter``) and also trains on the pairs the last kept adapter learned (``rehearsal``: against forgetting;
   on by default under ``schedule: weights_first``, whose later rounds would otherwise trade the
   references' adapter for one trained from scratch on half as many references). Their trial
   is ``distillation``: an outer-step trial that trains a small adapter under the variant's mix,
