@@ -9,9 +9,10 @@
   above the current weights' greedy answer (rejection sampling, as RFT / ReST); the epochs;
   and ``distill_warm_start``, whether the next adapter starts from the weights of the adapter
   the best validated policy carries (its GGUF file read back,
-  ``distill/export.read_gguf_adapter``) and also trains on the pairs the last kept adapter learned (``rehearsal``: against forgetting;
-  on by default under ``schedule: weights_first``, whose later rounds would otherwise trade the
-  references' adapter for one trained from scratch on half as many references). Their trial
+  ``distill/export.read_gguf_adapter``) and also trains on the pairs the last kept adapter
+  learned (``rehearsal``: against forgetting; on by default under ``schedule: weights_first``,
+  whose later rounds would otherwise trade the references' adapter for one trained from
+  scratch on half as many references). Their trial
   is ``distillation``: an outer-step trial that trains a small adapter under the variant's mix,
   judged on s_val like every other trial (engine/trials.py).
 - References as training pairs (``reference_pairs``: the weights-first schedule's first
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 
 from evotrainer.config.services import DistillConfig
 from evotrainer.distill.pairs import TrainingPair
-from evotrainer.harness.distill_pairs import Candidate
+from evotrainer.harness.distill_pairs import REFERENCE_SOURCE, Candidate
 from evotrainer.operators.fewshot import CHARS_PER_TOKEN
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.types import GeneSpec, Instance, Message
@@ -38,7 +39,6 @@ TRIAL = "distillation"  # the trial kind that can measure a data-mix gene
 SHARES = ("distill_refs", "distill_own", "distill_context")
 GENES = (*SHARES, "distill_samples", "distill_epochs", "distill_warm_start")
 MAX_SAMPLES = 4
-REFERENCE_SOURCE = "human reference"  # how a reference pair's source begins
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 Render = Callable[[PolicyGenome, Instance], list[Message]]

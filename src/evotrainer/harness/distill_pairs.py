@@ -27,6 +27,8 @@ from evotrainer.harness.reward import weighted_reward
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.types import Instance, Message, ScoreVector
 
+REFERENCE_SOURCE = "human reference"  # how a reference pair's source begins
+
 
 @dataclass(frozen=True)
 class Candidate:
@@ -147,7 +149,7 @@ def choose_pairs(
                 TrainingPair(
                     tuple(render(reference_policy, inst)),
                     text,
-                    source=f"human reference of {inst.id}",
+                    source=f"{REFERENCE_SOURCE} of {inst.id}",
                 )
             )
         notes.append(f"real share {real_share:.2f}: {n_refs} human references joined")
