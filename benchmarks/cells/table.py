@@ -41,7 +41,7 @@ def table(doc: dict[str, Any]) -> str:
     out += _answers_table(rows, test_sets)
     if test_sets:
         out += _per_seed(rows, test_sets, n_seeds) + _comparisons(doc) + _targets(doc)
-    out += _training_table(doc.get("training_cost") or {})
+    out += _training_table(doc.get("training_cost") or {}, doc["settings"]["budget"])
     out += _confirmations(doc)
     return "\n".join(out)
 
@@ -266,14 +266,14 @@ def _targets(doc: dict[str, Any]) -> list[str]:
     return out
 
 
-def _training_table(cost: dict[str, list[dict[str, Any]]]) -> list[str]:
+def _training_table(cost: dict[str, list[dict[str, Any]]], budget: int) -> list[str]:
     """Markdown rows: per method and cell, the CPU seconds of the cell and of its training."""
     if not cost:
         return []
     out = [
         "",
         "Training cost per cell (CPU seconds of the whole cell, of its LoRA training alone; "
-        "the 300-call budget is the same for every method):",
+        f"the {budget}-call budget is the same for every method):",
         "",
         "| method | cell | cell CPU s | cell wall s | adapters trained (kept) | returned an "
         "adapter | training CPU s | training wall s | not trained |",
