@@ -41,11 +41,12 @@ if __package__ in (None, ""):  # run as a script: the repository root on the pat
 
 from benchmarks.json_diff import differences  # noqa: E402
 
-# moved 2026-12-07 from e2d3aaf (main before issue 49's benchmark runner and layout) to the
-# commit whose table prints issue 47's targets: the stored distill-1000 results, committed
-# then, table with them, which the old base cannot print. The CHANGED_SINCE_BASE entries below
-# name what changed on purpose between e2d3aaf and then; against this base they match nothing
-BASE = "1a0ed7a"
+# moved 2026-12-07 from e2d3aaf (main before issue 49's benchmark runner and layout) to 1a0ed7a,
+# the commit whose table prints issue 47's targets (the stored distill-1000 results table with
+# it, which the old base cannot print), then to 7736f26, whose training-cost table names each
+# profile's call budget (it said 300 for all). The CHANGED_SINCE_BASE entries below name what
+# changed on purpose between e2d3aaf and 1a0ed7a; against this base they match nothing
+BASE = "7736f26"
 DATA = REPO.parent / "shared" / "data"
 RESULTS = REPO / "benchmarks" / "results"
 # what a clock, the machine or the source tree's commit decides, not the benchmark
