@@ -181,14 +181,18 @@ def test_a_rehearsal_learns_each_reference_once_and_references_come_first():
     assert rehearsal(last, new, 0) == [] and rehearsal([], new, 5) == []
 
 
-def test_weights_first_rounds_warm_start_by_default():
-    """Under weights_first the later rounds go on from the carried adapter (the first
-    distill-1000 cell's later rounds, trained from scratch on 32 references and 32 own
-    answers, all validated below the references' adapter); the other schedules start cold."""
+def test_weights_first_rounds_continue_the_references_training_by_default():
+    """Under weights_first a later round starts as the references' training continued: warm
+    from the carried adapter, references only (the distill-1000 cells' later rounds, cold or
+    warm, with own answers at half the pairs, all validated below the references' adapter);
+    the other schedules start cold on half references, half own answers."""
     genes = {g.name: g for g in mix_genes(config(Path("/tmp"), mix_genes=True).distill)}
-    assert genes["distill_warm_start"].initial == 0.0
+    initial = {n: genes[n].initial for n in ("distill_warm_start", "distill_refs", "distill_own")}
+    assert initial == {"distill_warm_start": 0.0, "distill_refs": 0.5, "distill_own": 0.5}
     first = config(Path("/tmp"), mix_genes=True, schedule="weights_first").distill
-    assert {g.name: g for g in mix_genes(first)}["distill_warm_start"].initial == 1.0
+    genes = {g.name: g for g in mix_genes(first)}
+    initial = {n: genes[n].initial for n in ("distill_warm_start", "distill_refs", "distill_own")}
+    assert initial == {"distill_warm_start": 1.0, "distill_refs": 1.0, "distill_own": 0.0}
 
 
 def test_a_later_weights_first_round_continues_from_the_references_adapter(
@@ -207,7 +211,8 @@ def test_a_later_weights_first_round_continues_from_the_references_adapter(
         mix_genes=True,
         max_pairs=8,  # of the 10 references: the second round's share holds 4 of the first's 8
     )
-    co, res = run(tmp_path, cfg)
+    # half references, half own answers (weights_first starts on references only)
+    co, res = run(tmp_path, _with_genes(cfg, {"distill_refs": 0.5, "distill_own": 0.5}))
     first, second = res.summary["distillations"]
     assert first["kept"] and second["adapter"], second["why"]
     assert fake_training.starts == [None, first["adapter"]]
@@ -221,6 +226,19 @@ def test_a_later_weights_first_round_continues_from_the_references_adapter(
     assert new > second["pairs"]["references"]  # own answers joined
     if second["kept"]:  # what the next warm start rehearses: everything this one learned
         assert len(co.state.distill_last_pairs) == new + rehearsed
+
+
+def test_a_later_weights_first_round_by_default_continues_on_the_references_alone(
+    tmp_path,
+    fake_training,  # noqa: F811 - the fixture imported above
+):
+    cfg = config(tmp_path, schedule="weights_first", after=2, every=1, max_rounds=2, mix_genes=True)
+    _, res = run(tmp_path, cfg)
+    first, second = res.summary["distillations"]
+    assert first["kept"] and second["adapter"], second["why"]
+    assert fake_training.starts == [None, first["adapter"]]
+    assert second["pairs"]["references"] == second["pairs"]["pairs"] > 0
+    assert any("data mix 1.00/0.00/0.00" in n for n in second["pairs"]["notes"])
 
 
 @pytest.mark.usefixtures("fake_training")
@@ -248,32 +266,18 @@ def test_weights_first_trains_on_the_references_before_generation_one(tmp_path):
     assert bred and min(p.lineage.generation for p in bred) == 1
 
 
+def _with_genes(cfg, genes: dict[str, float]):
+    """``cfg`` with the harness genes ``genes`` starting at the values given."""
+    over = {n: {"initial": v} for n, v in genes.items()}
+    table = config_from_dict({"harness": {"genes": over}}).harness.genes
+    harness = cfg.harness.model_copy(update={"genes": {**cfg.harness.genes, **table}})
+    return cfg.model_copy(update={"harness": harness})
+
+
 def _references_warm_start(tmp_path):
     """Two distillations on the references only, the second warm-started from the first."""
     cfg = config(tmp_path, mix_genes=True, every=1, max_rounds=2)
-    cfg = cfg.model_copy(
-        update={
-            "harness": cfg.harness.model_copy(
-                update={
-                    "genes": {
-                        **cfg.harness.genes,
-                        **config_from_dict(
-                            {
-                                "harness": {
-                                    "genes": {
-                                        "distill_refs": {"initial": 1.0},
-                                        "distill_own": {"initial": 0.0},
-                                        "distill_warm_start": {"initial": 1.0},
-                                    }
-                                }
-                            }
-                        ).harness.genes,
-                    }
-                }
-            )
-        }
-    )
-    return cfg
+    return _with_genes(cfg, {"distill_refs": 1.0, "distill_own": 0.0, "distill_warm_start": 1.0})
 
 
 def test_the_mix_genes_steer_a_distillation_and_survive_a_checkpoint(

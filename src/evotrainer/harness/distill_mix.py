@@ -49,12 +49,18 @@ def mix_genes(d: DistillConfig) -> list[GeneSpec]:
     if not (d.enabled and d.mix_genes):
         return []
     epochs = min(8.0, max(1.0, d.epochs))
-    warm = 1.0 if d.schedule == "weights_first" else 0.0
+    # under weights_first a later round starts as the references' training continued: warm from
+    # the carried adapter, on the references alone (in the evolved prompt); own answers join
+    # only where the harness's trials move the shares (docs/distillation.md, "Weights first")
+    first = d.schedule == "weights_first"
+    warm, refs, own = (1.0, 1.0, 0.0) if first else (0.0, 0.5, 0.5)
     return [
-        GeneSpec("distill_refs", 0.5, 0, 1, step=0.25, trial=TRIAL,
-                 description="the share of human references in a distillation's pairs"),
-        GeneSpec("distill_own", 0.5, 0, 1, step=0.25, trial=TRIAL,
-                 description="the share of reward-filtered own answers"),
+        GeneSpec("distill_refs", refs, 0, 1, step=0.25, trial=TRIAL,
+                 description="the share of human references in a distillation's pairs "
+                             "(initially 1 under schedule weights_first, else 0.5)"),
+        GeneSpec("distill_own", own, 0, 1, step=0.25, trial=TRIAL,
+                 description="the share of reward-filtered own answers (initially 0 under "
+                             "schedule weights_first, else 0.5)"),
         GeneSpec("distill_context", 0.0, 0, 1, step=0.25, trial=TRIAL,
                  description="the share of context-distilled answers (the evolved prompt's "
                  "answers under the short seed prompt)"),
