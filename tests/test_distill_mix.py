@@ -186,13 +186,18 @@ def test_weights_first_rounds_continue_the_references_training_by_default():
     from the carried adapter, references only (the distill-1000 cells' later rounds, cold or
     warm, with own answers at half the pairs, all validated below the references' adapter);
     the other schedules start cold on half references, half own answers."""
-    genes = {g.name: g for g in mix_genes(config(Path("/tmp"), mix_genes=True).distill)}
-    initial = {n: genes[n].initial for n in ("distill_warm_start", "distill_refs", "distill_own")}
-    assert initial == {"distill_warm_start": 0.0, "distill_refs": 0.5, "distill_own": 0.5}
-    first = config(Path("/tmp"), mix_genes=True, schedule="weights_first").distill
-    genes = {g.name: g for g in mix_genes(first)}
-    initial = {n: genes[n].initial for n in ("distill_warm_start", "distill_refs", "distill_own")}
-    assert initial == {"distill_warm_start": 1.0, "distill_refs": 1.0, "distill_own": 0.0}
+
+    def initial(**schedule):
+        d = config(Path("/tmp"), mix_genes=True, **schedule).distill
+        names = ("distill_warm_start", "distill_refs", "distill_own")
+        return {g.name: g.initial for g in mix_genes(d) if g.name in names}
+
+    assert initial() == {"distill_warm_start": 0.0, "distill_refs": 0.5, "distill_own": 0.5}
+    assert initial(schedule="weights_first") == {
+        "distill_warm_start": 1.0,
+        "distill_refs": 1.0,
+        "distill_own": 0.0,
+    }
 
 
 def test_a_later_weights_first_round_continues_from_the_references_adapter(
@@ -266,9 +271,11 @@ def test_weights_first_trains_on_the_references_before_generation_one(tmp_path):
     assert bred and min(p.lineage.generation for p in bred) == 1
 
 
-def _with_genes(cfg, genes: dict[str, float]):
-    """``cfg`` with the harness genes ``genes`` starting at the values given."""
-    over = {n: {"initial": v} for n, v in genes.items()}
+def _with_genes(cfg, genes: dict[str, float], step: float | None = None):
+    """``cfg`` with the harness genes ``genes`` starting at the values given (and, with
+    ``step``, moving by it: 0 fixes them)."""
+    extra = {} if step is None else {"step": step}
+    over = {n: {"initial": v, **extra} for n, v in genes.items()}
     table = config_from_dict({"harness": {"genes": over}}).harness.genes
     harness = cfg.harness.model_copy(update={"genes": {**cfg.harness.genes, **table}})
     return cfg.model_copy(update={"harness": harness})
@@ -362,15 +369,12 @@ def test_a_trial_adapter_is_a_step_from_the_main_lines_weights(
     not trade the references' weights for 4 pairs' (found in the first distill-1000 cell).
     Warm-starting, a trial rehearses as many of the last kept pairs as it has new ones."""
     cfg = config(tmp_path, schedule="weights_first", max_rounds=1, mix_genes=True, trial_pairs=4)
-    genes = config_from_dict(
-        {"harness": {"genes": {"distill_warm_start": {"initial": warm, "step": 0.0}}}}
-    ).harness.genes
+    cfg = _with_genes(cfg, {"distill_warm_start": warm}, step=0.0)
     cfg = cfg.model_copy(
         update={
             "outer": cfg.outer.model_copy(
                 update={"enabled": True, "trials": "rerun", "every": 2, "variants": 1}
             ),
-            "harness": cfg.harness.model_copy(update={"genes": {**cfg.harness.genes, **genes}}),
         }
     )
     co, res = run(tmp_path, cfg)
@@ -425,20 +429,8 @@ def test_rejection_samples_that_beat_the_greedy_answer_become_training_pairs(tmp
     beats the greedy answer's join the own-answer pairs (here the whole minutes only a sample
     writes); with 0 samples the pairs are greedy answers only. Each sample is a backend call."""
     cfg = config(tmp_path, mix_genes=True, every=1, max_rounds=1)
-    genes = config_from_dict(
-        {
-            "harness": {
-                "genes": {
-                    "distill_refs": {"initial": 0.0},
-                    "distill_own": {"initial": 1.0},
-                    "distill_context": {"initial": 0.0},
-                    "distill_samples": {"initial": samples},
-                }
-            }
-        }
-    ).harness.genes
-    harness = cfg.harness.model_copy(update={"genes": {**cfg.harness.genes, **genes}})
-    cfg = cfg.model_copy(update={"harness": harness})
+    own_only = {"distill_refs": 0.0, "distill_own": 1.0, "distill_context": 0.0}
+    cfg = _with_genes(cfg, {**own_only, "distill_samples": samples})
     task = RecordingMeetingTask()
     llm = _sampling_llm(task)
     co = CoEvolution(cfg, task=task, llm=llm)
