@@ -156,6 +156,47 @@ def test_the_mix_genes_survive_rollback_reset_and_json():
     assert HarnessGenome.from_json(archived.to_json()) == archived
 
 
+def test_an_outer_step_whose_steered_variants_fill_the_quota_still_trials_the_data_mix():
+    """With one variant asked for, the weakness analysis's steered variant (here: more of the
+    weakest task kind) used to fill the quota, and only a random step moves a data-mix gene:
+    in every distill-1000 cell the mix never moved. One variant now steps the feature genes
+    alone (the reward weights as they are), and the call estimate counts its trial."""
+    cfg = config_from_dict({"outer": {"variants": 1}, "distill": {}})
+    table = gene_table(cfg.harness, cfg.outer, object(), False, extra=mix_genes(_mix_config()))
+    base = HarnessGenome({"completeness": 0.6, "format": 0.4}, initial_genes(table))
+
+    def optimiser(trials):
+        return HarnessOptimizer(
+            cfg.outer,
+            base,
+            HarnessBounds(1.0, table),
+            stream(0, "t"),
+            ("completeness", "format"),
+            trials=trials,
+        )
+
+    report = WeaknessReport(
+        s_val=0.2,
+        s_val_by_length={},
+        train_reward=0.5,
+        train_components={},
+        validation={},
+        reward_by_kind={"decision": 0.3, "planning": 0.6},
+    )
+    opt = optimiser(ENGINE_TRIALS | {TRIAL})
+    variants = opt.ask(report)
+    assert [v.operator for v in variants] == ["initial", "steer", "gene_step"]
+    step = variants[2]
+    assert step.weights == base.weights and step.task_mix == base.task_mix
+    assert [g for g in GENES if step.genes[g] != base.genes[g]], "it moves a data-mix gene"
+    assert all(step.genes[g] == base.genes[g] for g in ("difficulty", "real_share"))
+    assert all(table[g].low <= step.genes[g] <= table[g].high for g in GENES)
+    # where the trials cannot measure the mix (rerank, rank), nothing changes
+    plain = optimiser(ENGINE_TRIALS)
+    assert [v.operator for v in plain.ask(report)] == ["initial", "steer"]
+    assert opt.max_variants() == plain.max_variants() + 1  # the gene step's trial counted
+
+
 def _pair(target: str, source: str) -> TrainingPair:
     return TrainingPair((Message("user", "meeting"),), target, source=source)
 

@@ -11,7 +11,8 @@ training instances when the proxy misleads: a gamed component, or the inner loop
 validating clearly below the best validated one) and random
 variants: a smoothed Gaussian step with momentum (heavy ball: centred on the current weights plus
 ``momentum`` x the last accepted step), a random step of every movable gene of the gene table
-(harness/genes.py: difficulty, real share, a task's or a feature's own), or CMA-ES (``cma``, loops/cma_es.py: its state is plain
+(harness/genes.py: difficulty, real share, a task's or a feature's own; when no variant moves a
+feature's genes, e.g. a distillation's data mix, one more variant steps those alone), or CMA-ES (``cma``, loops/cma_es.py: its state is plain
 data in the checkpoint, never a pickle). Every variant is pushed inside the
 hard bounds. Rollback: when s_val has fallen ``rollback_patience`` times in a row or oscillates
 (sign of the change alternates over the last 4 steps), return to the best archived pair, zero
@@ -37,6 +38,7 @@ from evotrainer.loops.rng import rng_from_state, rng_state
 from evotrainer.loops.weakness import WeaknessReport
 from evotrainer.policy.archive import Archive, ArchiveEntry
 from evotrainer.tasks.base import HarnessHints
+from evotrainer.types import GeneSpec
 
 OSCILLATION_EPS = 0.005
 GAMED_KEEPS = (0.5, 0.1)  # the line search off a gamed component: the shares of it kept
@@ -128,6 +130,10 @@ class HarnessOptimizer:
             if len(variants) >= target:
                 break
             add(p)
+        if not any(self._moves_features(v) for v in variants):
+            stepped = self._feature_step()
+            if stepped is not None:
+                add(stepped)
         self.pending = variants
         return list(variants)
 
@@ -180,7 +186,42 @@ class HarnessOptimizer:
         when the steered ones alone outnumber them (a line search towards the references, and
         for a gamed component two kept shares along each of its steps)."""
         steps = len(self._reference_shifts()) or 1
-        return max(self.cfg.variants, steps * len(GAMED_KEEPS))
+        feature_step = 1 if self._feature_genes() else 0
+        return max(self.cfg.variants, steps * len(GAMED_KEEPS)) + feature_step
+
+    def _feature_genes(self) -> list[GeneSpec]:
+        """The movable genes only a feature's own trial measures (e.g. a distillation's data
+        mix, trial ``distillation``): the steered variants never move them, only a random
+        step does."""
+        return [g for g in movable(self.bounds.genes, self.trials) if g.trial not in ENGINE_TRIALS]
+
+    def _moves_features(self, v: HarnessGenome) -> bool:
+        return any(
+            v.genes.get(g.name, g.initial) != self.current.genes.get(g.name, g.initial)
+            for g in self._feature_genes()
+        )
+
+    def _feature_step(self) -> HarnessGenome | None:
+        """A variant that moves only the feature genes (a random step of each, as the random
+        perturbation draws them; the reward weights and the engine's genes as they are), so
+        an outer step whose steered variants fill ``outer.variants`` still trials them (the
+        distill-1000 cells' data mix never moved without it: docs/distillation.md). None when
+        there are none or no draw moves one inside its bounds."""
+        genes = self._feature_genes()
+        now = {g.name: self.current.genes.get(g.name, g.initial) for g in genes}
+        for _ in range(20):
+            step = {
+                g.name: g.clamp(now[g.name] + self.rng.choice(g.choices) * g.step) for g in genes
+            }
+            moved = [n for n, x in step.items() if x != now[n]]
+            if moved:
+                return self.current.evolve(
+                    "gene_step",
+                    parent=self.current.id,
+                    note="data genes stepped: " + ", ".join(moved),
+                    genes=step,
+                )
+        return None
 
     def _reference_shifts(self) -> list[float]:
         """The line search towards the references, when the proxy misleads: the shares of the

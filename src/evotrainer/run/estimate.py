@@ -146,7 +146,8 @@ def estimate_calls(
     """The expected LLM calls of a run of ``cfg`` on ``n_selection`` selection and
     ``n_confirmation`` confirmation instances, starting from ``n_seeds`` seed policies.
     ``trials_per_step``: the harness variants an outer step may trial (default
-    ``outer.variants`` + the incumbent)."""
+    ``outer.variants`` + the incumbent, + the data mix's gene step under
+    ``cfg.distill_trials()``)."""
     inner, outer, val = cfg.inner, cfg.outer, cfg.validation
     c = max(1, calls_per_rollout)
     P, E, T, G = inner.population, inner.elites, inner.tasks_per_generation, inner.generations
@@ -171,7 +172,10 @@ def estimate_calls(
     }
     steps = (G - 1) // outer.every if G > 1 else 0
     step_train = step_val = bound = 0.0
-    trials = trials_per_step or (outer.variants + int(outer.include_incumbent))
+    # with a distillation's data mix to trial, one more variant steps those genes alone
+    trials = trials_per_step or (
+        outer.variants + int(outer.include_incumbent) + int(cfg.distill_trials())
+    )
     if outer.enabled:
         runs = {"rerank": 1, "rank": 0}.get(outer.trials, trials)
         run_cost = E * T * c + outer.trial_generations * children * (per_child * c + OPERATOR_CALLS)
