@@ -172,10 +172,8 @@ def estimate_calls(
     }
     steps = (G - 1) // outer.every if G > 1 else 0
     step_train = step_val = bound = 0.0
-    # with a distillation's data mix to trial, one more variant steps those genes alone
-    trials = trials_per_step or (
-        outer.variants + int(outer.include_incumbent) + int(cfg.distill_trials())
-    )
+    gene_step = int(cfg.distill_trials())  # a data mix to trial: one variant steps it alone
+    trials = trials_per_step or (outer.variants + int(outer.include_incumbent) + gene_step)
     if outer.enabled:
         runs = {"rerank": 1, "rank": 0}.get(outer.trials, trials)
         run_cost = E * T * c + outer.trial_generations * children * (per_child * c + OPERATOR_CALLS)
