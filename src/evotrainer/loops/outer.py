@@ -130,8 +130,9 @@ class HarnessOptimizer:
             if len(variants) >= target:
                 break
             add(p)
-        if not any(self._moves_features(v) for v in variants):
-            stepped = self._feature_step()
+        features = self._feature_genes()
+        if features and not any(self._moves(v, features) for v in variants):
+            stepped = self._feature_step(features)
             if stepped is not None:
                 add(stepped)
         self.pending = variants
@@ -195,25 +196,25 @@ class HarnessOptimizer:
         step does."""
         return [g for g in movable(self.bounds.genes, self.trials) if g.trial not in ENGINE_TRIALS]
 
-    def _moves_features(self, v: HarnessGenome) -> bool:
-        return any(
-            v.genes.get(g.name, g.initial) != self.current.genes.get(g.name, g.initial)
-            for g in self._feature_genes()
-        )
+    def _moves(self, v: HarnessGenome, genes: list[GeneSpec]) -> bool:
+        return any(v.genes.get(g.name, g.initial) != self._now(g) for g in genes)
 
-    def _feature_step(self) -> HarnessGenome | None:
+    def _now(self, spec: GeneSpec) -> float:
+        return self.current.genes.get(spec.name, spec.initial)
+
+    def _random_step(self, spec: GeneSpec) -> float:
+        """The gene's current value plus one of its ``choices`` x ``step`` (unclamped)."""
+        return self._now(spec) + self.rng.choice(spec.choices) * spec.step
+
+    def _feature_step(self, genes: list[GeneSpec]) -> HarnessGenome | None:
         """A variant that moves only the feature genes (a random step of each, as the random
         perturbation draws them; the reward weights and the engine's genes as they are), so
         an outer step whose steered variants fill ``outer.variants`` still trials them (the
         distill-1000 cells' data mix never moved without it: docs/distillation.md). None when
-        there are none or no draw moves one inside its bounds."""
-        genes = self._feature_genes()
-        now = {g.name: self.current.genes.get(g.name, g.initial) for g in genes}
+        no draw moves one inside its bounds."""
         for _ in range(20):
-            step = {
-                g.name: g.clamp(now[g.name] + self.rng.choice(g.choices) * g.step) for g in genes
-            }
-            moved = [n for n, x in step.items() if x != now[n]]
+            step = {g.name: g.clamp(self._random_step(g)) for g in genes}
+            moved = [g.name for g in genes if step[g.name] != self._now(g)]
             if moved:
                 return self.current.evolve(
                     "gene_step",
@@ -339,8 +340,7 @@ class HarnessOptimizer:
             if sum(w.values()) <= 0:
                 w = self._weights_over_space()
             genes = {  # every movable gene of the table, a random step each, in table order
-                spec.name: self.current.genes.get(spec.name, spec.initial)
-                + self.rng.choice(spec.choices) * spec.step
+                spec.name: self._random_step(spec)
                 for spec in movable(self.bounds.genes, self.trials)
             }
             out.append(self.current.evolve("gaussian", self.current.id, weights=w, genes=genes))
