@@ -66,13 +66,16 @@ SEED_R = {
 }  # the meeting task's default harness reward (labelled training data)
 
 
-def engine_distill(after: int) -> dict[str, Any]:
+def engine_distill(after: int, reference_targets: str = "text") -> dict[str, Any]:
     """The ``distill`` section of an alternation cell: after generation ``after`` (the
     profile's ``distill_after``: 1, the only point a 300-call run still affords one), the
-    best policies' kept answers and human references."""
+    best policies' kept answers and human references, written as the profile's
+    ``reference_targets`` say (``text`` unless it says ``answer``: the profiles measured
+    before the key existed trained on the reference text)."""
     return {
         "enabled": True,
         "after": after,
+        "reference_targets": reference_targets,
         "top_policies": 3,
         "keep_share": KEEP_SHARE,
         "fresh_instances": 16,
@@ -114,12 +117,17 @@ def sft_pairs(
     reference: Any,
     rng: random.Random,
     cap: int | None = None,
+    reference_targets: str = "text",
 ) -> list[TrainingPair]:
     """At most MAX_PAIRS (instance, human reference) pairs of the labelled pool, in the best
     seed's prompt (a random subset when the pool is larger); with ``cap`` (the profile's
-    ``cut_targets``) each reference cut to the answer cap. The engine's weights-first round
-    builds its pairs with the same function (harness/distill_mix.py)."""
-    return reference_pairs(seed_policy, pool, render, reference, MAX_PAIRS, rng=rng, cap=cap)
+    ``cut_targets``) each reference cut to the answer cap, under ``reference_targets: answer``
+    its prose shortened first (``fit_to_cap``: the action items stay). The engine's
+    weights-first round builds its pairs with the same function (harness/distill_mix.py)."""
+    fit = reference_targets == "answer"
+    return reference_pairs(
+        seed_policy, pool, render, reference, MAX_PAIRS, rng=rng, cap=cap, fit=fit
+    )
 
 
 def self_pairs(

@@ -106,7 +106,9 @@ def config(
         "report": False,
     }
     if method in distill.ENGINE_DISTILL:
-        data["distill"] = distill.engine_distill(int(p.get("distill_after", 3)))
+        data["distill"] = distill.engine_distill(
+            int(p.get("distill_after", 3)), str(p.get("reference_targets", "text"))
+        )
         if method in distill.WEIGHTS_FIRST:  # issue 47's methods (distill-1000.yaml)
             distill.weights_first(data, method, p)
     if bench.scarce is not None:

@@ -131,12 +131,20 @@ def _engine_config(bench: Bench, method: str | None) -> dict[str, Any]:
     return config
 
 
+# options added with a default that changes behaviour: the value that keeps the old one (what
+# a cell recorded before the option existed ran with)
+OLD_BEHAVIOUR = {"distill": {"reference_targets": "text"}}
+
+
 def engine_defaults() -> dict[str, Any]:
-    """The engine config with every option at its default (what an option added after a cell
-    ran stands at when the cell's behaviour is kept)."""
+    """The engine config with every option at the value that keeps the behaviour of a cell
+    that ran before the option existed: its default, or ``OLD_BEHAVIOUR``'s value."""
     from evotrainer.config import config_from_dict
 
-    return _plain(config_from_dict({}).model_dump(mode="json"))
+    out = _plain(config_from_dict({}).model_dump(mode="json"))
+    for section, values in OLD_BEHAVIOUR.items():
+        out[section] = {**out[section], **values}
+    return out
 
 
 def diff(a: Any, b: Any, path: str = "", defaults: Any = None) -> list[str]:

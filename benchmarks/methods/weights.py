@@ -17,6 +17,7 @@ from benchmarks.bench import Bench, RunOut
 from evotrainer.config import CacheConfig
 from evotrainer.evaluation.confirmation import confirm
 from evotrainer.evaluation.validation import Validator
+from evotrainer.harness.distill_mix import reference_of
 from evotrainer.llm.spec import build_stack
 from evotrainer.policy.genome import PolicyGenome
 
@@ -85,7 +86,9 @@ def _pairs(
     rng = random.Random(f"{method}-{seed}")
     if method in ("sft_refs", "sft_refs_cpu"):
         cap = bench.prof["max_tokens"] if bench.prof.get("cut_targets") else None
-        pairs = distill.sft_pairs(best, pool, render, bench.task.reference_text, rng, cap)
+        form = str(bench.prof.get("reference_targets", "text"))
+        reference = reference_of(bench.task, form)
+        pairs = distill.sft_pairs(best, pool, render, reference, rng, cap, form)
         details["pairs"] = {"pairs": len(pairs), "source": "human references"}
         return pairs
     n_conf = len(bench.confirmation.instances) if bench.confirmation else 0

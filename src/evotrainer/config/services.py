@@ -132,6 +132,14 @@ class DistillConfig(_Strict):
         description="cut a human reference longer than model.max_tokens at a sentence boundary "
         "before training, so the distilled model learns to stop within the answer cap",
     )
+    reference_targets: Literal["answer", "text"] = Field(
+        "answer",
+        description="what a distillation trains on as a human reference: answer, the reference "
+        "written as the answer the task asks for (meetings: a summary, the decisions and the "
+        "action items as a list; with cut_targets its prose is shortened first, so the items "
+        "stay), or text, the validation metric's reference text as it is (its action items are "
+        "plain sentences the parser does not read as items; the behaviour before 2026-12-07)",
+    )
 
     def due_after(self, generation: int, rounds_done: int) -> bool:
         """Whether a distillation round follows ``generation`` when ``rounds_done`` rounds

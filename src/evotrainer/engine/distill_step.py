@@ -28,6 +28,7 @@ resume trains the same adapter again (same pairs, seed and threads: the same byt
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -44,6 +45,8 @@ from evotrainer.harness.distill_mix import (
     better_than_greedy,
     context_pairs,
     cut_to_cap,
+    fit_to_cap,
+    reference_of,
     reference_pairs,
     rehearsal,
     shortest,
@@ -184,6 +187,14 @@ class DistillStep:
         """The answer cap a reference is cut to (``distill.cut_targets``), else None."""
         return self.c.cfg.model.max_tokens if self.c.cfg.distill.cut_targets else None
 
+    def _reference(self) -> Callable[[Instance], str | None]:
+        """An instance's human reference as a training target (``distill.reference_targets``)."""
+        return reference_of(self.c.task, self.c.cfg.distill.reference_targets)
+
+    def _fit(self) -> bool:
+        """Whether a target is cut by shortening its prose first (references as answers)."""
+        return self.c.cfg.distill.reference_targets == "answer"
+
     def _reference_choice(self) -> PairChoice:
         """The weights-first round's pairs: the human references of the real training
         instances, in the best seed's prompt (``reference_pairs``, as ``sft_refs``)."""
@@ -192,9 +203,10 @@ class DistillStep:
             s.inner.best(),
             c.real_pool.instances,
             self._render,
-            c.task.reference_text,
+            self._reference(),
             c.cfg.distill.max_pairs,
             cap=self._cap(),
+            fit=self._fit(),
         )
         cut = sum("cut to the answer cap" in p.source for p in pairs)
         note = f"weights first: {len(pairs)} human references ({cut} cut to the answer cap)"
@@ -232,11 +244,12 @@ class DistillStep:
         candidates = best_per_instance(ranked, instances, answer, weights)
         mix = Mix.of(genes)
         if mix is None:
-            cap = self._cap()
+            cap, reference = self._cap(), self._reference()
+            cut = fit_to_cap if self._fit() else cut_to_cap
             references = [
-                (i, cut_to_cap(text, cap) if cap is not None else text)
+                (i, cut(text, cap) if cap is not None else text)
                 for i in c.real_pool.instances
-                if (text := c.task.reference_text(i) or "").strip()
+                if (text := (reference(i) or "").strip())
             ]
             real_share = s.harness.real_share if not trial else genes.get("real_share", 0.0)
             return choose_pairs(
@@ -272,9 +285,10 @@ class DistillStep:
             best,
             c.real_pool.instances,
             self._render,
-            c.task.reference_text,
+            self._reference(),
             n["refs"],
             cap=self._cap(),
+            fit=self._fit(),
         )
         ctx = context_pairs(kept, seed, self._render, n["context"])
         pairs = (*refs, *own.pairs[: n["own"]], *ctx)

@@ -19,6 +19,10 @@
   adapter, the ``sft_refs`` benchmark method, the references joining a later distillation).
 - Training targets that end within the answer cap (``cut_to_cap``): a reference longer than
   ``model.max_tokens`` is cut at a sentence boundary, so the distilled model learns to stop.
+  Under ``distill.reference_targets: answer`` (``reference_of``) the reference is written as
+  the answer the task asks for (``Task.reference_example``: for meetings a summary, the
+  decisions and the action items as a list) and ``fit_to_cap`` shortens its prose before
+  anything else, so the action items the task scores stay in the target.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import random
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from evotrainer.config.services import DistillConfig
 from evotrainer.distill.pairs import TrainingPair
@@ -42,6 +47,14 @@ MAX_SAMPLES = 4
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 Render = Callable[[PolicyGenome, Instance], list[Message]]
+
+
+class ReferenceSource(Protocol):
+    """The two ways a task writes an instance's human reference (tasks/base.py ``Task``)."""
+
+    def reference_text(self, instance: Instance) -> str | None: ...
+
+    def reference_example(self, instance: Instance) -> str | None: ...
 
 
 def mix_genes(d: DistillConfig) -> list[GeneSpec]:
@@ -120,6 +133,21 @@ def estimate_tokens(text: str) -> int:
     return int(len(text) / CHARS_PER_TOKEN) + 1
 
 
+def reference_of(task: ReferenceSource, form: str) -> Callable[[Instance], str | None]:
+    """What a distillation trains on as an instance's human reference (``distill.
+    reference_targets``): ``answer``, the reference written as the answer the task asks for
+    (``Task.reference_example``; the task's reference text where it has none), or ``text``,
+    the validation metric's reference text as it is (``Task.reference_text``; for meetings its
+    action items are plain sentences that the task's parser does not read as items)."""
+    if form == "text":
+        return task.reference_text
+
+    def answer(inst: Instance) -> str | None:
+        return task.reference_example(inst) or task.reference_text(inst)
+
+    return answer
+
+
 def cut_to_cap(text: str, max_tokens: int, count: Callable[[str], int] | None = None) -> str:
     """``text`` if it fits ``max_tokens`` (by ``count``, default ``estimate_tokens``), else its
     longest run of whole sentences (or lines) that fits; a first sentence that alone is too
@@ -146,6 +174,28 @@ def cut_to_cap(text: str, max_tokens: int, count: Callable[[str], int] | None = 
     return " ".join(out)
 
 
+def fit_to_cap(text: str, max_tokens: int, count: Callable[[str], int] | None = None) -> str:
+    """``text`` if it fits ``max_tokens``, else its prose shortened before anything else goes:
+    the last sentence of its longest line of several sentences dropped, one at a time, so that
+    headings and list items (a reference written as minutes: its decisions and action items)
+    stay; when every line is down to one sentence and it still does not fit, ``cut_to_cap`` of
+    what is left."""
+    count = count or estimate_tokens
+    lines = text.strip().splitlines()
+    while count("\n".join(lines)) > max_tokens:
+        several = [(len(line), i) for i, line in enumerate(lines) if _sentence_ends(line)]
+        if not several:
+            break
+        _, i = max(several)
+        lines[i] = lines[i][: _sentence_ends(lines[i])[-1]].rstrip()
+    return cut_to_cap("\n".join(lines), max_tokens, count)
+
+
+def _sentence_ends(line: str) -> list[int]:
+    """Where the sentences of ``line`` but its last end (none: one sentence)."""
+    return [m.start() for m in SENTENCE_END.finditer(line.rstrip())]
+
+
 def reference_pairs(
     policy: PolicyGenome,
     pool: Sequence[Instance],
@@ -155,17 +205,20 @@ def reference_pairs(
     rng: random.Random | None = None,
     cap: int | None = None,
     count: Callable[[str], int] | None = None,
+    fit: bool = False,
 ) -> list[TrainingPair]:
     """At most ``max_pairs`` (instance, human reference) pairs of ``pool`` in ``policy``'s
     prompt (a random subset by ``rng`` when the pool is larger; in pool order without one);
-    with ``cap``, each reference cut to it (``cut_to_cap``)."""
+    with ``cap``, each reference cut to it (``cut_to_cap``; with ``fit``, ``fit_to_cap``: its
+    prose shortened first, its list items kept)."""
     with_refs = [(i, (reference(i) or "").strip()) for i in pool]
     with_refs = [(i, t) for i, t in with_refs if t]
     if rng is not None:
         rng.shuffle(with_refs)
+    cut = fit_to_cap if fit else cut_to_cap
     out = []
     for inst, text in with_refs[:max_pairs]:
-        target = cut_to_cap(text, cap, count) if cap is not None else text
+        target = cut(text, cap, count) if cap is not None else text
         if target:
             note = " (cut to the answer cap)" if target != text else ""
             out.append(

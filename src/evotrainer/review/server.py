@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import ipaddress
+import random
 import secrets
 from collections.abc import Callable
 from pathlib import Path
@@ -39,10 +40,15 @@ def access_token_for(host: str, token: str | None) -> str | None:
 
 
 def make_server(
-    run_dir: Path, host: str = "127.0.0.1", port: int = 8765, token: str | None = None
+    run_dir: Path,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    token: str | None = None,
+    rng: random.Random | None = None,
 ) -> tuple[Any, str, str | None]:
     """(waitress server, its address, the access token); ``server.run()`` serves until
-    ``server.close()``. Port 0 picks a free port."""
+    ``server.close()``. Port 0 picks a free port; ``rng``: the pair draws (tests pass a seeded
+    one, the command line none: a system random source)."""
     try:
         # lazy: optional dependency (extra review: waitress, flask)
         from waitress import create_server
@@ -52,7 +58,7 @@ def make_server(
     except ImportError:
         raise ConfigError(f"evotrainer review needs Flask and waitress: {REVIEW_HINT}") from None
     access = access_token_for(host, token)
-    app = create_app(run_dir, access_token=access, host=host)
+    app = create_app(run_dir, access_token=access, rng=rng, host=host)
     try:
         server = create_server(app, host=host, port=port, threads=8, ident="evotrainer-review")
     except OSError as exc:
