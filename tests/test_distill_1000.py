@@ -42,6 +42,13 @@ def test_the_profile_acts_as_issue_47_asks():
     assert set(METHODS) <= set(prof["methods"]) and prof["cut_targets"]
 
 
+def test_the_answers_profile_changes_only_what_the_references_are_written_as():
+    base, answers = bench_profile.load("distill-1000"), bench_profile.load("distill-1000-answers")
+    changed = {k for k in base.keys() | answers.keys() if base.get(k) != answers.get(k)}
+    assert changed == {"results_name", "reference_targets"}, changed
+    assert answers["reference_targets"] == "answer" and "reference_targets" not in base
+
+
 def test_every_method_of_the_1000_call_profile_runs_on_the_fake_model(tmp_path, monkeypatch):
     real_data("ami-train.jsonl")
     trained = fake_training(monkeypatch)
