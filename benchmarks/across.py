@@ -25,6 +25,7 @@ if __package__ in (None, ""):  # run as a script: the repository root on the pat
     sys.path.insert(0, str(REPO))
 
 from benchmarks import stats  # noqa: E402
+from benchmarks.cells.comparisons import mean, vector  # noqa: E402
 from evotrainer.policy.repetition import degeneracy  # noqa: E402
 
 
@@ -38,21 +39,16 @@ def returned(results: Path, method: str) -> dict[int, str]:
     return out
 
 
-def _mean(xs: list[Any]) -> float | None:
-    v = [float(x) for x in xs if x is not None]
-    return sum(v) / len(v) if v else None
-
-
 def side(scores: dict, meetings: list[tuple[str, str]], pids: list[str]) -> dict[str, Any]:
     """One directory's answers on ``meetings``: per-seed s_val vectors and the answer columns."""
     rows = [scores[s][m][p] for s, m in meetings for p in pids if p in scores[s].get(m, {})]
     deg = degeneracy(r.get("output") or "" for r in rows).to_json()
     return {
-        "vectors": [[scores[s][m].get(p, {}).get("s_val") for s, m in meetings] for p in pids],
+        "vectors": [vector(scores, meetings, p, "s_val") for p in pids],
         "answers": len(rows),
-        "s_val": _mean([r.get("s_val") for r in rows]),
-        "action_item_f1": _mean([r.get("action_item_f1") for r in rows]),
-        "items": _mean([r.get("n_action_items") for r in rows]),
+        "s_val": mean([r.get("s_val") for r in rows]),
+        "action_item_f1": mean([r.get("action_item_f1") for r in rows]),
+        "items": mean([r.get("n_action_items") for r in rows]),
         **{k: deg[k] for k in ("distinct4", "loop_share", "words")},
     }
 
@@ -65,17 +61,17 @@ def compare(a: Path, b: Path, method: str) -> dict[str, Any]:
     sa = json.loads((a / "test" / "scores.json").read_text())
     sb = json.loads((b / "test" / "scores.json").read_text())
     out: dict[str, Any] = {"method": method, "seeds": [sorted(ra), sorted(rb)], "sets": {}}
+    pa, pb = list(ra.values()), list(rb.values())
     names = [n for n in sa if n in sb]
     for name in [*names, "all"]:
-        wanted = names if name == "all" else [name]
-        meetings = [(s, m) for s in wanted for m in sorted(sa[s]) if m in sb[s]]
-        pa, pb = list(ra.values()), list(rb.values())
-        meetings = [
-            (s, m) for s, m in meetings if all(p in sa[s][m] for p in pa) and all(
-                p in sb[s][m] for p in pb)
-        ]  # fmt: skip
+        meetings = [  # scored for every returned policy of both sides
+            (s, m)
+            for s in (names if name == "all" else [name])
+            for m in sorted(sa[s])
+            if set(pa) <= set(sa[s][m]) and set(pb) <= set(sb[s].get(m, {}))
+        ]
         left, right = side(sa, meetings, pa), side(sb, meetings, pb)
-        base = [_mean(list(col)) for col in zip(*left["vectors"], strict=True)]
+        base = [mean(col) for col in zip(*left["vectors"], strict=True)]
         out["sets"][name] = {
             "meetings": len(meetings),
             "diff": stats.paired_difference(right["vectors"], base),

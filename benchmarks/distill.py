@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from evotrainer.distill.pairs import TrainingPair
-from evotrainer.harness.distill_mix import reference_pairs
+from evotrainer.harness.distill_mix import cut_for, reference_pairs
 from evotrainer.harness.distill_pairs import best_per_instance, choose_pairs
 from evotrainer.policy.genome import PolicyGenome
 from evotrainer.types import Instance, Lineage
@@ -124,9 +124,9 @@ def sft_pairs(
     ``cut_targets``) each reference cut to the answer cap, under ``reference_targets: answer``
     its prose shortened first (``fit_to_cap``: the action items stay). The engine's
     weights-first round builds its pairs with the same function (harness/distill_mix.py)."""
-    fit = reference_targets == "answer"
+    cut = cut_for(reference_targets)
     return reference_pairs(
-        seed_policy, pool, render, reference, MAX_PAIRS, rng=rng, cap=cap, fit=fit
+        seed_policy, pool, render, reference, MAX_PAIRS, rng=rng, cap=cap, cut=cut
     )
 
 

@@ -41,11 +41,11 @@ from evotrainer.engine.state import RunState
 from evotrainer.engine.validate import archive, validate
 from evotrainer.errors import BudgetExceeded
 from evotrainer.harness.distill_mix import (
+    Cut,
     Mix,
     better_than_greedy,
     context_pairs,
-    cut_to_cap,
-    fit_to_cap,
+    cut_for,
     reference_of,
     reference_pairs,
     rehearsal,
@@ -191,9 +191,9 @@ class DistillStep:
         """An instance's human reference as a training target (``distill.reference_targets``)."""
         return reference_of(self.c.task, self.c.cfg.distill.reference_targets)
 
-    def _fit(self) -> bool:
-        """Whether a target is cut by shortening its prose first (references as answers)."""
-        return self.c.cfg.distill.reference_targets == "answer"
+    def _cut(self) -> Cut:
+        """How a reference is cut to the answer cap (``cut_for`` the references' form)."""
+        return cut_for(self.c.cfg.distill.reference_targets)
 
     def _reference_choice(self) -> PairChoice:
         """The weights-first round's pairs: the human references of the real training
@@ -206,7 +206,7 @@ class DistillStep:
             self._reference(),
             c.cfg.distill.max_pairs,
             cap=self._cap(),
-            fit=self._fit(),
+            cut=self._cut(),
         )
         cut = sum("cut to the answer cap" in p.source for p in pairs)
         note = f"weights first: {len(pairs)} human references ({cut} cut to the answer cap)"
@@ -244,10 +244,9 @@ class DistillStep:
         candidates = best_per_instance(ranked, instances, answer, weights)
         mix = Mix.of(genes)
         if mix is None:
-            cap, reference = self._cap(), self._reference()
-            cut = fit_to_cap if self._fit() else cut_to_cap
+            cap, reference, cut = self._cap(), self._reference(), self._cut()
             references = [
-                (i, cut(text, cap) if cap is not None else text)
+                (i, cut(text, cap, None) if cap is not None else text)
                 for i in c.real_pool.instances
                 if (text := (reference(i) or "").strip())
             ]
@@ -288,7 +287,7 @@ class DistillStep:
             self._reference(),
             n["refs"],
             cap=self._cap(),
-            fit=self._fit(),
+            cut=self._cut(),
         )
         ctx = context_pairs(kept, seed, self._render, n["context"])
         pairs = (*refs, *own.pairs[: n["own"]], *ctx)

@@ -196,6 +196,15 @@ def _sentence_ends(line: str) -> list[int]:
     return [m.start() for m in SENTENCE_END.finditer(line.rstrip())]
 
 
+Cut = Callable[[str, int, Callable[[str], int] | None], str]
+
+
+def cut_for(form: str) -> Cut:
+    """How a reference of ``form`` (``distill.reference_targets``) is cut to the answer cap:
+    ``fit_to_cap`` for one written as the answer (its list items stay), else ``cut_to_cap``."""
+    return fit_to_cap if form == "answer" else cut_to_cap
+
+
 def reference_pairs(
     policy: PolicyGenome,
     pool: Sequence[Instance],
@@ -205,17 +214,15 @@ def reference_pairs(
     rng: random.Random | None = None,
     cap: int | None = None,
     count: Callable[[str], int] | None = None,
-    fit: bool = False,
+    cut: Cut = cut_to_cap,
 ) -> list[TrainingPair]:
     """At most ``max_pairs`` (instance, human reference) pairs of ``pool`` in ``policy``'s
     prompt (a random subset by ``rng`` when the pool is larger; in pool order without one);
-    with ``cap``, each reference cut to it (``cut_to_cap``; with ``fit``, ``fit_to_cap``: its
-    prose shortened first, its list items kept)."""
+    with ``cap``, each reference cut to it by ``cut`` (``cut_for`` the references' form)."""
     with_refs = [(i, (reference(i) or "").strip()) for i in pool]
     with_refs = [(i, t) for i, t in with_refs if t]
     if rng is not None:
         rng.shuffle(with_refs)
-    cut = fit_to_cap if fit else cut_to_cap
     out = []
     for inst, text in with_refs[:max_pairs]:
         target = cut(text, cap, count) if cap is not None else text
