@@ -34,7 +34,7 @@ from evotrainer.loops.rng import stream
 from evotrainer.loops.weakness import WeaknessReport
 from evotrainer.policy.archive import ArchiveEntry
 from evotrainer.policy.genome import PolicyGenome
-from evotrainer.run.estimate import distillation_rounds, estimate_calls
+from evotrainer.run.estimate import distillation_rounds, estimate_calls, mix_can_move
 from evotrainer.types import Instance, Message
 from tests.fake_meetings import RecordingMeetingTask, honest_minutes
 from tests.support import REPO
@@ -506,6 +506,35 @@ def test_the_call_estimate_counts_the_distillations_and_trial_adapters():
         update={"schedule": "prompts_first", "after": 2, "every": 1, "max_rounds": 3}
     )
     assert distillation_rounds(cfg.model_copy(update={"distill": d})) == 3
+
+
+def test_the_estimate_counts_no_gene_step_trial_when_every_mix_gene_is_fixed():
+    """An outer step adds the gene-step trial only when a mix gene can move (the outer loop's
+    ``_feature_genes``); with every one fixed by ``harness.genes`` (step 0) the estimate left
+    it in, one trial per outer step too many. Fixing the shares alone (the benchmark's
+    ``_refs`` and ``_own`` cells) leaves epochs, samples and the warm start free."""
+    cfg = load_config(REPO / "configs" / "distill.yaml")
+    names = [g.name for g in mix_genes(cfg.distill)]
+
+    def fixed(which: list[str]):
+        genes = {**cfg.harness.model_dump()["genes"], **{n: {"step": 0.0} for n in which}}
+        return config_from_dict(
+            {**cfg.model_dump(), "harness": {**cfg.harness.model_dump(), "genes": genes}}
+        )
+
+    shares = fixed(["distill_refs", "distill_own", "distill_context"])
+    none_move = fixed(names)
+    assert mix_can_move(cfg) and mix_can_move(shares) and not mix_can_move(none_move)
+    steps = estimate_calls(cfg, 8, 6, 3).parts["outer steps"]
+    assert estimate_calls(shares, 8, 6, 3).parts["outer steps"] == steps
+    assert estimate_calls(none_move, 8, 6, 3).parts["outer steps"] < steps
+    # the outer loop agrees: no movable feature gene, so no gene step among its variants
+    table = gene_table(
+        none_move.harness, none_move.outer, object(), True, extra=mix_genes(none_move.distill)
+    )
+    assert not [
+        g for g in movable(table, {*ENGINE_TRIALS, "distillation"}) if g.trial == "distillation"
+    ]
 
 
 def test_a_later_round_warm_starts_from_the_best_validated_policys_weights(

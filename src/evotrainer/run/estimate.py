@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import math
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evotrainer.config import RunConfig
+from evotrainer.harness.distill_mix import TRIAL, mix_genes
 
 RACED_ON = 0.2  # share of raced children that meet the rest of the batch (measured on fakes)
 OPERATOR_CALLS = 0.4  # LLM calls an operator makes per child, on average
@@ -134,6 +135,20 @@ class CallEstimate:
         return share * sum(n * EMBEDDED_S_PER_CALL.get(k, 0.0) for k, n in self.kinds.items())
 
 
+def mix_can_move(cfg: RunConfig) -> bool:
+    """Whether an outer step adds the data mix's gene-step trial: the trials train adapters
+    (``cfg.distill_trials()``) and a mix gene can move (a ``harness.genes`` override with step
+    0, as the benchmark's frozen, ``_refs`` and ``_own`` cells set, fixes one; with all fixed
+    the outer loop adds no such variant, harness/genes.py ``movable``)."""
+    if not cfg.distill_trials():
+        return False
+    genes = {g.name: g for g in mix_genes(cfg.distill)}
+    for name, override in cfg.harness.genes.items():
+        if name in genes:
+            genes[name] = replace(genes[name], **override.model_dump(exclude_none=True))
+    return any(g.step > 0 and g.trial == TRIAL for g in genes.values())
+
+
 def estimate_calls(
     cfg: RunConfig,
     n_selection: int,
@@ -146,8 +161,7 @@ def estimate_calls(
     """The expected LLM calls of a run of ``cfg`` on ``n_selection`` selection and
     ``n_confirmation`` confirmation instances, starting from ``n_seeds`` seed policies.
     ``trials_per_step``: the harness variants an outer step may trial (default
-    ``outer.variants`` + the incumbent, + the data mix's gene step under
-    ``cfg.distill_trials()``)."""
+    ``outer.variants`` + the incumbent, + the data mix's gene step where ``mix_can_move``)."""
     inner, outer, val = cfg.inner, cfg.outer, cfg.validation
     c = max(1, calls_per_rollout)
     P, E, T, G = inner.population, inner.elites, inner.tasks_per_generation, inner.generations
@@ -172,7 +186,7 @@ def estimate_calls(
     }
     steps = (G - 1) // outer.every if G > 1 else 0
     step_train = step_val = bound = 0.0
-    gene_step = int(cfg.distill_trials())  # a data mix to trial: one variant steps it alone
+    gene_step = int(mix_can_move(cfg))  # a data mix to trial: one variant steps it alone
     trials = trials_per_step or (outer.variants + int(outer.include_incumbent) + gene_step)
     if outer.enabled:
         runs = {"rerank": 1, "rank": 0}.get(outer.trials, trials)
