@@ -27,6 +27,14 @@ the step on (their selection ran without it).
 
     python benchmarks/answers.py benchmarks/results/quality-readable-wide \
         --rescore-into /tmp/rescored --drop-blanks
+
+``--component NAME`` also prints one of the meeting task's reward components (e.g.
+``faithfulness``: are the answer's names, numbers and content words in the transcript?) as a
+mean over each method's answers and over the human references written as the answer, per test
+set: what the component says of the answers, measured against what it says of the references.
+
+    python benchmarks/answers.py benchmarks/results/quality-distill-1000-answers \
+        --component faithfulness
 """
 
 from __future__ import annotations
@@ -46,6 +54,7 @@ from benchmarks.cells.answers import DEDUP_KEY, rouge_l_dedup  # noqa: E402
 from benchmarks.cells.scoring import SCORE_KEYS  # noqa: E402
 from benchmarks.cells.summary import aggregate  # noqa: E402
 from evotrainer.evaluation.validation import combine_s_val  # noqa: E402
+from evotrainer.tasks.meetings.rewards import component_registry  # noqa: E402
 from evotrainer.tasks.meetings.task import MeetingTask  # noqa: E402
 
 
@@ -149,6 +158,57 @@ def table(summary: dict[str, Any], pooled: str = "all") -> str:
     return "\n".join(lines)
 
 
+def component_table(results: Path, summary: dict[str, Any], name: str) -> str:
+    """Markdown: the reward component ``name``'s mean over each method's answers (every
+    seed's returned policy, every test meeting) and over the references written as the
+    answer (``reference``, on the same test meetings), per test set."""
+    registry = component_registry()
+    if name not in registry:
+        raise SystemExit(f"--component {name}: no such component ({', '.join(registry)})")
+    component = registry[name]
+    compared = json.loads((results / "settings.json").read_text())["compared"]
+    scores = json.loads((results / "test" / "scores.json").read_text())
+    task = MeetingTask(max_input_tokens=10**6)
+    sets = {n: m for n, m in _test_sets(compared, task).items() if m is not None}
+    rows = {
+        row: [r["policy"] for r in rec.get("runs") or []]
+        for row, rec in summary["methods"].items()
+        if rec.get("runs")
+    }
+
+    def mean_of(texts: list[tuple[Any, str]]) -> str:
+        vals = [component.score(inst, text, task.parse(text)).score for inst, text in texts]
+        return f"{sum(vals) / len(vals):.3f} ({len(vals)})" if vals else "-"
+
+    lines = [
+        f"Reward component `{name}`: mean over the answers (how many)",
+        "",
+        "| method | " + " | ".join(sets) + " |",
+        "|---|" + "---|" * len(sets),
+    ]
+    for row, pids in [("reference", []), *rows.items()]:
+        cells = []
+        for set_name, meetings in sets.items():
+            stored = scores.get(set_name, {})
+            if row == "reference":
+                texts = [  # the meetings the answers were scored on
+                    (meetings[m], task.reference_example(meetings[m]) or "")
+                    for m in stored
+                    if m in meetings
+                ]
+            else:
+                texts = [
+                    (meetings[m], str(by[p].get("output") or ""))
+                    for m, by in stored.items()
+                    if m in meetings
+                    for p in pids
+                    if p in by and not by[p].get("error")
+                ]
+            cells.append(mean_of(texts))
+        lines.append(f"| {row} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def examples(results: Path, row: str, n: int) -> list[str]:
     """``n`` test answers of ``row``'s first returned policy, word for word."""
     summary = json.loads((results / "summary.json").read_text())
@@ -180,6 +240,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="with --rescore-into: apply the drop_blanks step to every answer first",
     )
+    ap.add_argument(
+        "--component",
+        metavar="NAME",
+        help="also print this meeting reward component's mean per method and for the references",
+    )
     args = ap.parse_args(argv)
     if args.drop_blanks and not args.rescore_into:
         ap.error("--drop-blanks needs --rescore-into DIR (the source is never changed)")
@@ -192,6 +257,9 @@ def main(argv: list[str] | None = None) -> int:
     summary = aggregate(args.results)
     C.write_json(args.results / "summary.json", summary)
     print(table(summary))
+    if args.component:
+        print()
+        print(component_table(args.results, summary, args.component))
     for row in summary["methods"] if args.examples else ():
         for line in examples(args.results, row, args.examples):
             print(f"- {row} {line[:700]}")

@@ -745,3 +745,12 @@ def test_the_readable_profile_gives_every_method_the_same_genes_and_reads_the_an
     assert "insert" not in first["output"] and first["s_val"] == pytest.approx(truth)
     with pytest.raises(SystemExit):
         answers_cli.main([str(tmp_path / "res"), "--drop-blanks"])
+    # --component: a reward component over each method's answers and over the references
+    capsys.readouterr()
+    answers_cli.main([str(tmp_path / "again"), "--component", "faithfulness"])
+    out = capsys.readouterr().out.split("Reward component `faithfulness`")[1]
+    rows = {line.split(" | ")[0][2:]: line for line in out.splitlines() if line.startswith("| ")}
+    assert "(2)" in rows["reference"], out  # the references of the meetings answered
+    assert "(2)" in rows["evotrainer"], out  # each set's 2 test meetings, one seed
+    with pytest.raises(SystemExit, match="no such component"):
+        answers_cli.main([str(tmp_path / "again"), "--component", "eloquence"])
