@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import Any
 
 from evotrainer.config import HarnessConfig, OuterConfig
+from evotrainer.config.outer import GeneConfig
 from evotrainer.errors import ConfigError
 from evotrainer.harness.genome import HarnessBounds
 from evotrainer.tasks.base import Task, task_harness_genes
@@ -78,13 +78,14 @@ def gene_table(
                 f"harness.genes.{name}: no such gene (declared: {', '.join(table)}); a gene "
                 "needs a consumer, declared by the engine, the task or a feature"
             )
-        table[name] = _overridden(table[name], override.model_dump(exclude_none=True))
+        table[name] = overridden(table[name], override)
     return table
 
 
-def _overridden(spec: GeneSpec, values: Mapping[str, Any]) -> GeneSpec:
+def overridden(spec: GeneSpec, override: GeneConfig) -> GeneSpec:
+    """``spec`` with the values a ``harness.genes`` entry sets (the keys it leaves out kept)."""
     try:
-        return replace(spec, **values)
+        return replace(spec, **override.model_dump(exclude_none=True))
     except ValueError as exc:
         raise ConfigError(f"harness.genes.{spec.name}: {exc}") from None
 

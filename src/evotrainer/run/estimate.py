@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import math
 import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from evotrainer.config import RunConfig
 from evotrainer.harness.distill_mix import TRIAL, mix_genes
+from evotrainer.harness.genes import movable, overridden
 
 RACED_ON = 0.2  # share of raced children that meet the rest of the batch (measured on fakes)
 OPERATOR_CALLS = 0.4  # LLM calls an operator makes per child, on average
@@ -142,11 +143,12 @@ def mix_can_move(cfg: RunConfig) -> bool:
     the outer loop adds no such variant, harness/genes.py ``movable``)."""
     if not cfg.distill_trials():
         return False
-    genes = {g.name: g for g in mix_genes(cfg.distill)}
-    for name, override in cfg.harness.genes.items():
-        if name in genes:
-            genes[name] = replace(genes[name], **override.model_dump(exclude_none=True))
-    return any(g.step > 0 and g.trial == TRIAL for g in genes.values())
+    overrides = cfg.harness.genes
+    genes = {
+        g.name: overridden(g, overrides[g.name]) if g.name in overrides else g
+        for g in mix_genes(cfg.distill)
+    }
+    return bool(movable(genes, {TRIAL}))
 
 
 def estimate_calls(
