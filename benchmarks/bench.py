@@ -74,6 +74,7 @@ class Bench:
                 C.log(s.info["message"])
         self._backend: LLMClient | None = None
         self.engine_runs: Path | None = None  # set by a results directory: keep run dirs
+        self.train_cache: Path | None = None  # --train-cache: distillations share trainings
         self.wrap_backend: Callable[[LLMClient], LLMClient] | None = None  # e.g. progress logs
         self._endpoint: LLMClient | None = None
         self.server: C.LlamaServer | None = None

@@ -74,11 +74,12 @@ CHANGED_SINCE_BASE = (
     ),
     # issue 47: distill config keys added at defaults that keep the old behaviour (the
     # schedule, the data-mix genes, the trial's pairs, the sample temperature, the target cut,
-    # the references' form: "text" in the profiles measured before it):
+    # the references' form: "text" in the profiles measured before it; the training cache,
+    # none unless --train-cache):
     # present in every engine config a cell records
     re.compile(
         r".*\.distill\.(schedule|mix_genes|trial_pairs|sample_temperature|cut_targets"
-        r"|reference_targets): only in this tree$"
+        r"|reference_targets|cache_dir): only in this tree$"
     ),
     # issue 51: returned_is_seed asks whether the returned policy is one of the seeds (the old
     # meaning, the confirmation's baseline, is returned_is_baseline); outer_steps counts the

@@ -195,6 +195,7 @@ def resume_point(run_dir: Path, cfg: RunConfig, cache: Path) -> dict[str, Any] |
     def plain(c: RunConfig) -> dict[str, Any]:
         d = absolute_paths(c).model_dump(mode="json")
         d["model"].pop("n_threads", None)
+        d.get("distill", {}).pop("cache_dir", None)  # where trainings are cached, not what
         return d
 
     if plain(stored) != plain(cfg):

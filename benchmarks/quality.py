@@ -212,6 +212,13 @@ def _modes(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--tag", default="run", help="name of the default work dir")
     ap.add_argument("--no-test-cache", action="store_true", help="no shared test-set cache")
     ap.add_argument(
+        "--train-cache",
+        action="store_true",
+        help="engine cells that distil read an identical LoRA training back from "
+        "RESULTS/train-cache/ instead of running it (distill.cache_dir; its record says "
+        "cache: reused and keeps the original's CPU seconds)",
+    )
+    ap.add_argument(
         "--table",
         metavar="JSON_OR_DIR",
         help="print the table of a result file or results directory (partial ones too) and exit",

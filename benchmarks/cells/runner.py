@@ -48,6 +48,8 @@ def run(args: argparse.Namespace, prof: dict[str, Any]) -> dict[str, Any]:
     )
     C.log(f"results directory {results} (work files in {work})")
     bench.engine_runs = work / "runs"
+    if getattr(args, "train_cache", False):
+        bench.train_cache = results / "train-cache"
     if any(registry.get(m).engine for _, m, _ in cells) and not args.test_only:
         try:  # an engine without the profile's options fails here, not after hours
             engine.config(bench, 0, True)

@@ -261,7 +261,8 @@ def _cost(
     trained = [x for x in rounds if x.get("adapter")]
     runs = [x.get("training") or {} for x in trained]
     cpus = [t.get(cpu_key) for t in runs]
-    return {
+    reused = sum(1 for t in runs if (t.get("cache") or {}).get("reused"))
+    out = {
         "cell": cell,
         "seed": rec.get("seed"),
         "cell_cpu_s": rec.get("process_cpu_s"),
@@ -275,3 +276,6 @@ def _cost(
         else None,
         "not_trained": [x.get("why") for x in rounds if not x.get("adapter")],
     }
+    if reused:  # read back from --train-cache: their CPU seconds are the original training's
+        out["adapters_reused"] = reused
+    return out

@@ -270,10 +270,16 @@ def _training_table(cost: dict[str, list[dict[str, Any]]], budget: int) -> list[
     """Markdown rows: per method and cell, the CPU seconds of the cell and of its training."""
     if not cost:
         return []
+    reuse_note = (
+        "; an adapter 'read back' is an identical training found in the --train-cache: its "
+        "training seconds are the original's, the cell's own CPU and wall seconds lack them"
+        if any(x.get("adapters_reused") for items in cost.values() for x in items)
+        else ""
+    )
     out = [
         "",
         "Training cost per cell (CPU seconds of the whole cell, of its LoRA training alone; "
-        f"the {budget}-call budget is the same for every method):",
+        f"the {budget}-call budget is the same for every method{reuse_note}):",
         "",
         "| method | cell | cell CPU s | cell wall s | adapters trained (kept) | returned an "
         "adapter | training CPU s | training wall s | not trained |",
@@ -282,9 +288,10 @@ def _training_table(cost: dict[str, list[dict[str, Any]]], budget: int) -> list[
     for row, items in cost.items():
         for x in items:
             why = "; ".join(w or "" for w in x["not_trained"])[:120] or "-"
+            reused = f", {x['adapters_reused']} read back" if x.get("adapters_reused") else ""
             out.append(
                 f"| {row} | {x['cell']} | {_f(x['cell_cpu_s'], 0)} | {_f(x['cell_wall_s'], 0)} "
-                f"| {x['adapters_trained']} ({x['adapters_kept']}) "
+                f"| {x['adapters_trained']} ({x['adapters_kept']}){reused} "
                 f"| {'yes' if x['returned_adapter'] else 'no'} | {_f(x['train_cpu_s'], 0)} "
                 f"| {_f(x['train_wall_s'], 0)} | {why} |"
             )

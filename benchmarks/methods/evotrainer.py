@@ -23,6 +23,9 @@ def run(bench: Bench, seed: int, *, name: str, outer: bool, harness: str | None)
     t0 = time.perf_counter()
     cache = bench.work / "cache" / f"{name}-seed{seed}.sqlite"
     cfg = engine.config(bench, seed, outer, cache, harness)
+    if bench.train_cache is not None and cfg.distill.enabled:  # --train-cache
+        distill = cfg.distill.model_copy(update={"cache_dir": str(bench.train_cache)})
+        cfg = cfg.model_copy(update={"distill": distill})
     run_dir = None
     resumed: dict[str, Any] | None = None
     if bench.engine_runs is not None:  # a results directory keeps each run's events

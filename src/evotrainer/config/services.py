@@ -102,6 +102,14 @@ class DistillConfig(_Strict):
     threads: int | None = Field(
         None, ge=1, description="torch CPU threads while training; None = the free cores"
     )
+    cache_dir: str | None = Field(
+        None,
+        description="a folder of trained adapters keyed by everything a training reads (its "
+        "pairs, settings and thread count, base model, starting weights, code and library "
+        "versions): an identical training is read back from it instead of run (training is "
+        "deterministic given these), and the distillation's record says cache: reused. None: "
+        "no cache",
+    )
     schedule: Literal["prompts_first", "weights_first"] = Field(
         "prompts_first",
         description="prompts_first: the first distillation after distill.after generations; "

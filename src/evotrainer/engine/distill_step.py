@@ -35,6 +35,7 @@ from typing import Any
 from evotrainer.distill import train as lora
 from evotrainer.distill.pairs import TrainingPair
 from evotrainer.distill.settings import LoraSettings
+from evotrainer.distill.train_cache import train_cached
 from evotrainer.engine.components import Components
 from evotrainer.engine.generation import draw_batch, fitness_of
 from evotrainer.engine.state import RunState
@@ -387,16 +388,33 @@ class DistillStep:
 
         note = {"rehearsed": len(rehearsed)} if warm else {}
         if carried is None:
-            result = lora.train_adapter(pairs, settings, c.adapters.directory(), progress)
-            return {**result.to_dict(), **note}, pairs
+            return {**self._train(pairs, settings, progress), **note}, pairs
         # the adapter to start from is read as serving reads one: its bytes hashed against the
         # recorded sha256 and the trainer given a private copy of exactly those bytes
         path = c.adapters.directory() / adapter_file_name(carried)
         with verified_copy(path, carried) as (copy, _):
-            result = lora.train_adapter(
-                pairs, settings, c.adapters.directory(), progress, start_from=copy
-            )
-        return {**result.to_dict(), "started_from": path.name, **note}, pairs
+            result = self._train(pairs, settings, progress, start_from=copy)
+        return {**result, "started_from": path.name, **note}, pairs
+
+    def _train(
+        self,
+        pairs: list[TrainingPair],
+        settings: LoraSettings,
+        progress: Callable[[Any], None],
+        start_from: Any = None,
+    ) -> dict[str, Any]:
+        """One training's record: ``distill.train.train_adapter``, or with ``distill.cache_dir``
+        the same training read back from that cache when it holds it (``cache`` in the
+        record says which, under what key)."""
+        out = self.c.adapters.directory()
+        cache_dir = self.c.cfg.distill.cache_dir
+        if cache_dir is None:
+            extra = {"start_from": start_from} if start_from is not None else {}
+            return lora.train_adapter(pairs, settings, out, progress, **extra).to_dict()
+        result, note = train_cached(
+            lora.train_adapter, cache_dir, pairs, settings, out, progress, start_from
+        )
+        return {**result.to_dict(), "cache": note}
 
     def _with_adapter(self, sha: str) -> list[PolicyGenome]:
         s = self.s

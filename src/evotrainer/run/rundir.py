@@ -161,6 +161,7 @@ PATHS = (
     ("cache", "path"),
     ("model", "spec"),
     ("validation", "data"),
+    ("distill", "cache_dir"),
 )
 
 
@@ -202,6 +203,7 @@ _ABSOLUTE: dict[tuple[str, str], Callable[[str], str | None]] = {
     ("cache", "path"): _absolute,
     ("model", "spec"): _absolute_model,
     ("validation", "data"): _absolute_data,
+    ("distill", "cache_dir"): _absolute,
 }
 
 
