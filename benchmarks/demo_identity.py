@@ -44,8 +44,8 @@ SINCE_BASE: tuple[str, ...] = ()
 # config keys added since BASE (BASE refuses them as unknown) at a default that keeps the old
 # behaviour: dropped from the config the branch's run records. distill.reference_targets
 # (issue 47; its default "answer" changes what a distillation trains on, and the demo does not
-# distil)
-ADDED_SINCE_BASE: tuple[str, ...] = ("distill.reference_targets",)
+# distil); distill.cache_dir (a cache of trainings, none by default)
+ADDED_SINCE_BASE: tuple[str, ...] = ("distill.reference_targets", "distill.cache_dir")
 # result keys changed on purpose since BASE, left out of both runs' files; none since BASE
 CHANGED_SINCE_BASE: set[str] = set()
 # summary.json keys added since BASE, dropped from the branch's summary; none since BASE
